@@ -1,0 +1,1 @@
+/* blur: filled in by its issue. */

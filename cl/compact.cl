@@ -1,0 +1,1 @@
+/* compact: filled in by its issue. */

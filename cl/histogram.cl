@@ -1,0 +1,1 @@
+/* histogram: filled in by its issue. */

@@ -1,0 +1,173 @@
+//! Prints a table of measured speeds: every operation on every backend (rayon and each OpenCL
+//! device), median wall time, Gpix/s and GB/s, kernel-only time from profiling events (device
+//! image input) and end to end (host image, upload included).
+//!
+//! `cargo run --release --example bench -- [--size 4096] [--reps 15] [--ops brightest,histogram]
+//!  [--backends cpu,opencl] [--out table.md]`
+
+use clpix::{Engine, ImageInput};
+use std::time::{Duration, Instant};
+
+/// One benchmarked operation: its name, the bytes it must move per pixel (for GB/s) and how
+/// to run it on an input.
+pub struct Case {
+    pub name: &'static str,
+    pub bytes_per_pixel: f64,
+    pub content: Content,
+    pub run: fn(&Engine, ImageInput<'_>) -> clpix::Result<()>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Content {
+    Random,
+    Constant,
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "brightest",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.brightest(i).map(drop),
+        },
+        Case {
+            name: "darkest",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.darkest(i).map(drop),
+        },
+        Case {
+            name: "luminance_stats",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.luminance_stats(i).map(drop),
+        },
+        // Other operations add their cases here.
+    ]
+}
+
+fn image(size: u32, content: Content) -> image::RgbaImage {
+    let mut s = 0x1234_5678_9abc_def0u64;
+    let mut img = image::RgbaImage::new(size, size);
+    for p in img.as_mut().chunks_exact_mut(8) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        p.copy_from_slice(&match content {
+            Content::Random => s.to_le_bytes(),
+            Content::Constant => [90, 140, 200, 255, 90, 140, 200, 255],
+        });
+    }
+    img
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time(reps: usize, mut f: impl FnMut() -> clpix::Result<()>) -> clpix::Result<Duration> {
+    f()?; // warm-up: program build, first-enqueue compilation, page faults
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let s = Instant::now();
+        f()?;
+        t.push(s.elapsed());
+    }
+    Ok(median(t))
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let size: u32 = arg(&args, "--size").map_or(Ok(4096), |s| s.parse())?;
+    let reps: usize = arg(&args, "--reps").map_or(Ok(15), |s| s.parse())?;
+    let ops = arg(&args, "--ops");
+    let backends = arg(&args, "--backends").unwrap_or_else(|| "cpu,opencl".into());
+
+    let mut engines = Vec::new();
+    if backends.contains("cpu") {
+        engines.push(Engine::cpu());
+    }
+    if backends.contains("opencl") {
+        for d in clpix::devices().unwrap_or_default() {
+            match Engine::with_device(&d) {
+                Ok(e) => engines.push(e),
+                Err(e) => eprintln!("skipping {}: {e}", d.name),
+            }
+        }
+    }
+    let mut lines = vec![
+        format!("size {size}×{size} RGBA8, median of {reps} runs"),
+        String::new(),
+        "| operation | content | backend | median | Gpix/s | GB/s | kernel only | end to end (with upload) |".into(),
+        "|---|---|---|---|---|---|---|---|".into(),
+    ];
+    println!("{}", lines[0]);
+    let pixels = size as f64 * size as f64;
+    for case in cases() {
+        if ops
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|n| n == case.name))
+        {
+            continue;
+        }
+        let img = image(size, case.content);
+        for e in &engines {
+            let is_cl = e.device().is_some();
+            let name = match e.device() {
+                Some(d) => format!("OpenCL {}", d.name),
+                None => format!("rayon {} threads", rayon::current_num_threads()),
+            };
+            let result = (|| -> clpix::Result<String> {
+                let dev = e.upload(&img)?;
+                let wall = time(reps, || (case.run)(e, (&dev).into()))?;
+                let (kernel, e2e) = if is_cl {
+                    let mut ks = Vec::new();
+                    for _ in 0..reps {
+                        (case.run)(e, (&dev).into())?;
+                        ks.push(e.last_kernel_time().unwrap_or_default());
+                    }
+                    let e2e = time(reps.min(7), || (case.run)(e, (&img).into()))?;
+                    (
+                        format!("{:.3} ms", median(ks).as_secs_f64() * 1e3),
+                        format!("{:.3} ms", e2e.as_secs_f64() * 1e3),
+                    )
+                } else {
+                    ("-".into(), format!("{:.3} ms", wall.as_secs_f64() * 1e3))
+                };
+                let s = wall.as_secs_f64();
+                Ok(format!(
+                    "| {} | {:?} | {} | {:.3} ms | {:.2} | {:.1} | {} | {} |",
+                    case.name,
+                    case.content,
+                    name,
+                    s * 1e3,
+                    pixels / s / 1e9,
+                    pixels * case.bytes_per_pixel / s / 1e9,
+                    kernel,
+                    e2e
+                ))
+            })();
+            let line = result.unwrap_or_else(|err| {
+                format!(
+                    "| {} | {:?} | {} | error: {err} | | | | |",
+                    case.name, case.content, name
+                )
+            });
+            println!("{line}");
+            lines.push(line);
+        }
+    }
+    if let Some(out) = arg(&args, "--out") {
+        std::fs::write(out, lines.join("\n") + "\n")?;
+    }
+    Ok(())
+}

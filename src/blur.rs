@@ -1,0 +1,1 @@
+//! blur: see its issue. Filled in by the blur work.

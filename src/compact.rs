@@ -1,0 +1,1 @@
+//! compact: see its issue. Filled in by the compact work.

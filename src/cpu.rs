@@ -1,0 +1,101 @@
+//! rayon helpers shared by the CPU implementations of the operations.
+
+use crate::image::ImageView;
+use rayon::prelude::*;
+
+/// Pixels per rayon task: large enough to amortise scheduling, small enough to balance.
+pub(crate) const PIECE: usize = 1 << 16;
+
+/// Maps every run of contiguous pixels of `view` (scan-order index of its first pixel, its
+/// bytes) in parallel and combines the results. Packed images are cut into equal pieces
+/// whatever their shape (a 1×N image parallelises too); padded rows are cut row by row.
+/// `None` for an image without pixels.
+pub(crate) fn map_pieces<R, M, C>(view: &ImageView<'_>, map: M, combine: C) -> Option<R>
+where
+    R: Send,
+    M: Fn(u64, &[u8]) -> R + Sync + Send,
+    C: Fn(R, R) -> R + Sync + Send,
+{
+    if view.pixel_count() == 0 {
+        return None;
+    }
+    if let Some(bytes) = view.packed_bytes() {
+        return bytes
+            .par_chunks(PIECE * 4)
+            .enumerate()
+            .map(|(i, c)| map((i * PIECE) as u64, c))
+            .reduce_with(&combine);
+    }
+    let w = view.width() as u64;
+    (0..view.height())
+        .into_par_iter()
+        .map(|y| {
+            view.row(y)
+                .chunks(PIECE * 4)
+                .enumerate()
+                .map(|(i, c)| map(y as u64 * w + (i * PIECE) as u64, c))
+                .reduce(&combine)
+        })
+        .flatten()
+        .reduce_with(&combine)
+}
+
+/// The pixel of 4 bytes, packed like the kernels see it.
+#[inline(always)]
+pub(crate) fn px(c: &[u8]) -> u32 {
+    u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+}
+
+/// Calls `f` with the pixels of `bytes` as `u32`s: borrowed when 4-byte aligned, else copied
+/// block by block into a stack buffer (user buffers may start anywhere).
+#[inline]
+pub(crate) fn with_u32_blocks(bytes: &[u8], block: usize, mut f: impl FnMut(usize, &[u32])) {
+    if let Ok(px) = bytemuck::try_cast_slice::<u8, u32>(bytes) {
+        for (i, b) in px.chunks(block).enumerate() {
+            f(i * block, b);
+        }
+        return;
+    }
+    let mut buf = [0u32; 1024];
+    let block = block.min(buf.len());
+    for (i, b) in bytes.chunks(block * 4).enumerate() {
+        let n = b.len() / 4;
+        for (d, c) in buf[..n].iter_mut().zip(b.chunks_exact(4)) {
+            *d = px(c);
+        }
+        f(i * block, &buf[..n]);
+    }
+}
+
+/// Defines `$name` that runs `$body` compiled for AVX-512 or AVX2 when the CPU has it (detected once at
+/// run time), and for the baseline target otherwise: the same source, so the same results.
+macro_rules! multiversion {
+    (fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        #[inline(always)]
+        fn generic($($arg: $ty),*) -> $ret $body
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn avx2($($arg: $ty),*) -> $ret { generic($($arg),*) }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+        fn avx512($($arg: $ty),*) -> $ret { generic($($arg),*) }
+
+        pub(crate) fn $name($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vl") {
+                    // SAFETY: the CPU supports AVX-512 F/BW/VL, checked just above.
+                    return unsafe { avx512($($arg),*) };
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2, checked just above.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            generic($($arg),*)
+        }
+    };
+}
+pub(crate) use multiversion;

@@ -1,0 +1,403 @@
+//! The [`Engine`]: which backend runs the operations, and how it was chosen.
+
+use crate::error::{Error, Result};
+use crate::image::{check_pixel_count, DeviceImage, ImageInput, ImageView, Storage};
+use crate::opencl::{self, ClEngine, DeviceInfo, DeviceType};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which kind of backend an engine runs on.
+///
+/// ```
+/// let engine = clpix::Engine::cpu();
+/// assert_eq!(engine.backend().kind(), clpix::BackendKind::Cpu);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// rayon on the host CPU.
+    Cpu,
+    /// An OpenCL device.
+    OpenCl,
+}
+
+/// What an engine runs on and, for an automatic choice, why.
+///
+/// Its `Display` reads like `OpenCL: NVIDIA H200 (NVIDIA CUDA 580.159.04)` or
+/// `CPU: rayon, 16 threads (auto: only a CPU OpenCL device (PoCL) was found; rayon is as fast)`.
+///
+/// ```
+/// let engine = clpix::Engine::cpu();
+/// assert!(engine.backend().to_string().starts_with("CPU: rayon"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BackendInfo {
+    kind: BackendKind,
+    description: String,
+    reason: Option<String>,
+}
+
+impl BackendInfo {
+    /// CPU or OpenCL.
+    ///
+    /// ```
+    /// assert_eq!(clpix::Engine::cpu().backend().kind(), clpix::BackendKind::Cpu);
+    /// ```
+    pub fn kind(&self) -> BackendKind {
+        self.kind
+    }
+
+    /// Why the automatic choice landed here (`None` for an explicit choice).
+    ///
+    /// ```
+    /// assert!(clpix::Engine::cpu().backend().reason().is_none());
+    /// ```
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+impl fmt::Display for BackendInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.description)?;
+        if let Some(r) = &self.reason {
+            write!(f, " ({r})")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Backend {
+    Cpu,
+    OpenCl(Arc<ClEngine>),
+}
+
+/// Runs clpix's operations on one backend: an OpenCL device, or the CPU with rayon.
+///
+/// Both backends give identical results, bit for bit; the CPU path is the specification the
+/// OpenCL kernels are tested against. An `Engine` is `Send + Sync`: share one between threads
+/// (kernels are compiled once per engine, on first use of each operation).
+///
+/// ```
+/// use clpix::Engine;
+/// let engine = Engine::new()?; // OpenCL GPU if there is one, else rayon
+/// println!("running on {}", engine.backend());
+/// let img = image::RgbaImage::from_fn(64, 48, |x, y| image::Rgba([x as u8, y as u8, 0, 255]));
+/// let hit = engine.brightest(&img)?;
+/// assert_eq!((hit.x, hit.y), (63, 47));
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Engine {
+    pub(crate) backend: Backend,
+    info: BackendInfo,
+    /// An automatic engine answers from the CPU when a kernel fails to build, and says so.
+    fallback_on_build_error: bool,
+}
+
+fn cpu_description() -> String {
+    format!("CPU: rayon, {} threads", rayon::current_num_threads())
+}
+
+fn cl_description(d: &DeviceInfo) -> String {
+    format!("OpenCL: {} ({} {})", d.name, d.platform, d.driver_version)
+}
+
+/// `CLPIX_MAX_BUFFER_BYTES`: caps single device buffers, so that the split paths for images
+/// larger than the device can be tested on small images.
+fn env_buffer_cap() -> Result<Option<u64>> {
+    match std::env::var("CLPIX_MAX_BUFFER_BYTES") {
+        Err(_) => Ok(None),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| Error::InvalidEnvironment {
+                var: "CLPIX_MAX_BUFFER_BYTES",
+                value: v,
+                expected: "a number of bytes",
+            }),
+    }
+}
+
+impl Engine {
+    /// Chooses automatically, honouring `CLPIX_BACKEND=auto|cpu|opencl` and
+    /// `CLPIX_DEVICE=<index or name substring>`.
+    ///
+    /// Auto takes the best GPU or accelerator. With only a CPU OpenCL driver (PoCL) it takes the
+    /// rayon path, which measured as fast or faster on the same cores. No loader, no platform,
+    /// no device, or a kernel that does not build: auto falls back to the CPU, logs a warning and
+    /// says why in [`backend()`](Self::backend). An explicit `opencl` returns the error instead.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// println!("{}", engine.backend());
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn new() -> Result<Engine> {
+        let backend = std::env::var("CLPIX_BACKEND").unwrap_or_else(|_| "auto".into());
+        let device = std::env::var("CLPIX_DEVICE")
+            .ok()
+            .filter(|s| !s.trim().is_empty());
+        let cap = env_buffer_cap()?;
+        match backend.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Ok(Engine::cpu()),
+            "opencl" => {
+                let info = match &device {
+                    Some(q) => opencl::find_device(q)?,
+                    None => opencl::best_device()?,
+                };
+                Engine::open(&info, cap, None)
+            }
+            "auto" | "" => Ok(Engine::auto(device.as_deref(), cap)),
+            _ => Err(Error::InvalidEnvironment {
+                var: "CLPIX_BACKEND",
+                value: backend,
+                expected: "auto, cpu or opencl",
+            }),
+        }
+    }
+
+    fn auto(device: Option<&str>, cap: Option<u64>) -> Engine {
+        let fallback = |why: String| {
+            log::warn!("clpix: using the CPU backend: {why}");
+            Engine {
+                backend: Backend::Cpu,
+                info: BackendInfo {
+                    kind: BackendKind::Cpu,
+                    description: cpu_description(),
+                    reason: Some(format!("auto: {why}")),
+                },
+                fallback_on_build_error: false,
+            }
+        };
+        let info = match device {
+            Some(q) => opencl::find_device(q),
+            None => opencl::best_device(),
+        };
+        let info = match info {
+            Ok(i) => i,
+            Err(e) => return fallback(e.to_string()),
+        };
+        if device.is_none() && info.device_type == DeviceType::Cpu {
+            return fallback(format!(
+                "only a CPU OpenCL device ({}) was found; rayon on the same cores is as fast",
+                info.name
+            ));
+        }
+        let why = format!("auto: best device, a {}", info.device_type);
+        match Engine::open(&info, cap, Some(why)) {
+            Ok(mut e) => {
+                e.fallback_on_build_error = true;
+                e
+            }
+            Err(e) => fallback(e.to_string()),
+        }
+    }
+
+    /// Opens a device and builds the reduction program, so that a driver whose compiler fails
+    /// is found at construction rather than at the first call.
+    fn open(info: &DeviceInfo, cap: Option<u64>, reason: Option<String>) -> Result<Engine> {
+        let cl = Arc::new(ClEngine::open(info, cap)?);
+        cl.program("reduce")?;
+        Ok(Engine {
+            backend: Backend::OpenCl(cl),
+            info: BackendInfo {
+                kind: BackendKind::OpenCl,
+                description: cl_description(info),
+                reason,
+            },
+            fallback_on_build_error: false,
+        })
+    }
+
+    /// The rayon backend on the host CPU (uses rayon's global thread pool).
+    ///
+    /// ```
+    /// let engine = clpix::Engine::cpu();
+    /// assert_eq!(engine.backend().kind(), clpix::BackendKind::Cpu);
+    /// ```
+    pub fn cpu() -> Engine {
+        Engine {
+            backend: Backend::Cpu,
+            info: BackendInfo {
+                kind: BackendKind::Cpu,
+                description: cpu_description(),
+                reason: None,
+            },
+            fallback_on_build_error: false,
+        }
+    }
+
+    /// The best OpenCL device of any type (GPU, then accelerator, then CPU); an error if there
+    /// is none or its compiler fails. Honours `CLPIX_MAX_BUFFER_BYTES`.
+    ///
+    /// ```
+    /// match clpix::Engine::opencl() {
+    ///     Ok(e) => println!("{}", e.backend()),
+    ///     Err(e) => println!("no OpenCL: {e}"),
+    /// }
+    /// ```
+    pub fn opencl() -> Result<Engine> {
+        Engine::open(&opencl::best_device()?, env_buffer_cap()?, None)
+    }
+
+    /// A specific device from [`devices()`](crate::devices). Honours `CLPIX_MAX_BUFFER_BYTES`.
+    ///
+    /// ```
+    /// for d in clpix::devices().unwrap_or_default() {
+    ///     let engine = clpix::Engine::with_device(&d)?;
+    ///     println!("{}", engine.backend());
+    /// }
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn with_device(device: &DeviceInfo) -> Result<Engine> {
+        Engine::open(device, env_buffer_cap()?, None)
+    }
+
+    /// Like [`with_device`](Self::with_device), with single buffers capped at
+    /// `max_buffer_bytes`: larger images are processed in parts (and give the same results).
+    ///
+    /// ```
+    /// for d in clpix::devices().unwrap_or_default() {
+    ///     let engine = clpix::Engine::with_device_capped(&d, 1 << 20)?;
+    ///     println!("{}", engine.backend());
+    /// }
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn with_device_capped(device: &DeviceInfo, max_buffer_bytes: u64) -> Result<Engine> {
+        Engine::open(device, Some(max_buffer_bytes), None)
+    }
+
+    /// What runs, and why (see [`BackendInfo`]).
+    ///
+    /// ```
+    /// println!("{}", clpix::Engine::cpu().backend());
+    /// ```
+    pub fn backend(&self) -> &BackendInfo {
+        &self.info
+    }
+
+    /// The OpenCL device, for an OpenCL engine.
+    ///
+    /// ```
+    /// assert!(clpix::Engine::cpu().device().is_none());
+    /// ```
+    pub fn device(&self) -> Option<&DeviceInfo> {
+        match &self.backend {
+            Backend::OpenCl(cl) => Some(&cl.info),
+            Backend::Cpu => None,
+        }
+    }
+
+    /// Kernel time of this thread's last OpenCL operation on any engine, from profiling events
+    /// (transfers excluded). `None` after a CPU operation.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::cpu();
+    /// engine.brightest(&image::RgbaImage::new(2, 2))?;
+    /// assert!(engine.last_kernel_time().is_none());
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn last_kernel_time(&self) -> Option<Duration> {
+        opencl::last_kernel_ns().map(Duration::from_nanos)
+    }
+
+    /// Copies an image to the engine (device memory on OpenCL, host memory on the CPU), for
+    /// several operations without a copy each. Strided views are packed on the way.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let img = image::RgbaImage::from_pixel(5, 3, image::Rgba([200, 10, 10, 255]));
+    /// let dev = engine.upload(&img)?;
+    /// assert_eq!(engine.brightest(&dev)?, engine.brightest(&img)?);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn upload<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<DeviceImage> {
+        let input = img.into();
+        check_pixel_count(input.width(), input.height())?;
+        let host;
+        let view = match input {
+            ImageInput::Host(v) => v,
+            ImageInput::Device(d) => {
+                host = opencl::host_copy(d)?;
+                ImageView::from(&host)
+            }
+        };
+        let storage = match &self.backend {
+            Backend::Cpu => Storage::Host(view.to_image().into_raw()),
+            Backend::OpenCl(cl) => Storage::OpenCl(cl.upload(&view)?),
+        };
+        Ok(DeviceImage {
+            width: view.width(),
+            height: view.height(),
+            storage,
+        })
+    }
+
+    /// Copies a device image back into host memory.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let img = image::RgbaImage::from_pixel(3, 3, image::Rgba([1, 2, 3, 4]));
+    /// assert_eq!(engine.download(&engine.upload(&img)?)?, img);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn download(&self, img: &DeviceImage) -> Result<image::RgbaImage> {
+        opencl::host_copy(img)
+    }
+
+    /// Runs `cpu` on the CPU backend and `cl` on an OpenCL backend. An automatic engine whose
+    /// kernel fails to build answers from the CPU instead (identical results), with a warning.
+    pub(crate) fn dispatch<T>(
+        &self,
+        operation: &'static str,
+        cpu: impl FnOnce() -> Result<T>,
+        cl: impl FnOnce(&Arc<ClEngine>) -> Result<T>,
+    ) -> Result<T> {
+        match &self.backend {
+            Backend::Cpu => {
+                opencl::set_last_kernel_ns(None);
+                cpu()
+            }
+            Backend::OpenCl(c) => match cl(c) {
+                Err(e @ (Error::KernelBuild { .. } | Error::KernelSource { .. }))
+                    if self.fallback_on_build_error =>
+                {
+                    log::warn!("clpix: {operation} runs on the CPU: {e}");
+                    opencl::set_last_kernel_ns(None);
+                    cpu()
+                }
+                r => r,
+            },
+        }
+    }
+}
+
+/// Host pixels for the CPU path: borrowed for host inputs, downloaded for device images.
+pub(crate) enum HostPixels<'a> {
+    Borrowed(ImageView<'a>),
+    Owned(image::RgbaImage),
+}
+
+impl<'a> HostPixels<'a> {
+    pub(crate) fn of(input: ImageInput<'a>) -> Result<HostPixels<'a>> {
+        Ok(match input {
+            ImageInput::Host(v) => HostPixels::Borrowed(v),
+            ImageInput::Device(d) => match &d.storage {
+                Storage::Host(bytes) => {
+                    HostPixels::Borrowed(ImageView::new(bytes, d.width, d.height)?)
+                }
+                Storage::OpenCl(_) => HostPixels::Owned(opencl::host_copy(d)?),
+            },
+        })
+    }
+
+    pub(crate) fn view(&self) -> ImageView<'_> {
+        match self {
+            HostPixels::Borrowed(v) => *v,
+            HostPixels::Owned(img) => ImageView::from(img),
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! The image inputs every operation takes: host images, strided views, device images.
+
+use crate::error::{Error, Result};
+use image::RgbaImage;
+
+/// A borrowed RGBA8 image: interleaved bytes, rows top to bottom, with an optional row stride.
+///
+/// Construction checks the buffer length and stride, so a view is always valid.
+///
+/// ```
+/// use clpix::ImageView;
+/// // 3×2 pixels stored with 4 padding bytes after each row.
+/// let bytes = vec![0u8; 16 * 2];
+/// let view = ImageView::with_stride(&bytes, 3, 2, 16)?;
+/// assert_eq!(view.pixel(2, 1), [0, 0, 0, 0]);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ImageView<'a> {
+    data: &'a [u8],
+    width: u32,
+    height: u32,
+    stride: usize,
+}
+
+impl<'a> ImageView<'a> {
+    /// A view of tightly packed rows (`stride = 4 * width`).
+    ///
+    /// ```
+    /// let px = [10u8, 20, 30, 255, 40, 50, 60, 255];
+    /// let view = clpix::ImageView::new(&px, 2, 1)?;
+    /// assert_eq!(view.pixel(1, 0), [40, 50, 60, 255]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn new(data: &'a [u8], width: u32, height: u32) -> Result<Self> {
+        let stride = (width as usize)
+            .checked_mul(4)
+            .ok_or(Error::ImageTooLarge {
+                width: width as u64,
+                height: height as u64,
+                reason: "a row does not fit in memory",
+            })?;
+        Self::with_stride(data, width, height, stride)
+    }
+
+    /// A view whose rows start `stride` bytes apart; padding bytes are never read.
+    ///
+    /// ```
+    /// let bytes = vec![7u8; 12 * 3];
+    /// let view = clpix::ImageView::with_stride(&bytes, 2, 3, 12)?;
+    /// assert_eq!(view.stride(), 12);
+    /// assert!(clpix::ImageView::with_stride(&bytes, 4, 3, 12).is_err()); // stride < 16
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn with_stride(data: &'a [u8], width: u32, height: u32, stride: usize) -> Result<Self> {
+        let too_large = |reason| Error::ImageTooLarge {
+            width: width as u64,
+            height: height as u64,
+            reason,
+        };
+        let min = (width as usize)
+            .checked_mul(4)
+            .ok_or(too_large("a row does not fit in memory"))?;
+        if stride < min {
+            return Err(Error::StrideTooSmall { stride, min });
+        }
+        let needed = if width == 0 || height == 0 {
+            0
+        } else {
+            (height as usize - 1)
+                .checked_mul(stride)
+                .and_then(|b| b.checked_add(min))
+                .ok_or(too_large("the buffer would not fit in memory"))?
+        };
+        if data.len() < needed {
+            return Err(Error::BufferTooShort {
+                width,
+                height,
+                stride,
+                needed,
+                actual: data.len(),
+            });
+        }
+        Ok(ImageView {
+            data,
+            width,
+            height,
+            stride,
+        })
+    }
+
+    /// Width in pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(5, 3);
+    /// assert_eq!(clpix::ImageView::from(&img).width(), 5);
+    /// ```
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(5, 3);
+    /// assert_eq!(clpix::ImageView::from(&img).height(), 3);
+    /// ```
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Bytes between row starts.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(5, 3);
+    /// assert_eq!(clpix::ImageView::from(&img).stride(), 20);
+    /// ```
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Number of pixels, `width * height`.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(5, 3);
+    /// assert_eq!(clpix::ImageView::from(&img).pixel_count(), 15);
+    /// ```
+    pub fn pixel_count(&self) -> u64 {
+        self.width as u64 * self.height as u64
+    }
+
+    /// Whether rows follow each other with no padding (one contiguous run of pixels).
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(5, 3);
+    /// assert!(clpix::ImageView::from(&img).is_packed());
+    /// ```
+    pub fn is_packed(&self) -> bool {
+        self.stride == self.width as usize * 4 || self.height <= 1
+    }
+
+    /// The bytes of row `y` (exactly `4 * width` of them, padding excluded).
+    ///
+    /// Panics if `y >= height`, like slice indexing.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(5, 3);
+    /// assert_eq!(clpix::ImageView::from(&img).row(2).len(), 20);
+    /// ```
+    pub fn row(&self, y: u32) -> &'a [u8] {
+        let start = y as usize * self.stride;
+        &self.data[start..start + self.width as usize * 4]
+    }
+
+    /// The RGBA of pixel (x, y). Panics when out of bounds, like slice indexing.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::from_pixel(2, 2, image::Rgba([1, 2, 3, 4]));
+    /// assert_eq!(clpix::ImageView::from(&img).pixel(1, 1), [1, 2, 3, 4]);
+    /// ```
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
+        let row = self.row(y);
+        let i = x as usize * 4;
+        [row[i], row[i + 1], row[i + 2], row[i + 3]]
+    }
+
+    /// All pixels as one slice when the view is packed (`None` when rows are padded).
+    pub(crate) fn packed_bytes(&self) -> Option<&'a [u8]> {
+        self.is_packed()
+            .then(|| &self.data[..self.pixel_count() as usize * 4])
+    }
+
+    /// The view copied into an owned, packed [`RgbaImage`].
+    ///
+    /// ```
+    /// let bytes = vec![9u8; 12 * 2];
+    /// let view = clpix::ImageView::with_stride(&bytes, 2, 2, 12)?;
+    /// assert_eq!(view.to_image().as_raw().len(), 16);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn to_image(&self) -> RgbaImage {
+        let mut out = Vec::with_capacity(self.pixel_count() as usize * 4);
+        for y in 0..self.height {
+            out.extend_from_slice(self.row(y));
+        }
+        // The length is exactly width * height * 4, so this cannot fail.
+        RgbaImage::from_raw(self.width, self.height, out).unwrap_or_default()
+    }
+}
+
+impl<'a> From<&'a RgbaImage> for ImageView<'a> {
+    fn from(img: &'a RgbaImage) -> Self {
+        ImageView {
+            data: img.as_raw(),
+            width: img.width(),
+            height: img.height(),
+            stride: img.width() as usize * 4,
+        }
+    }
+}
+
+/// Anything an operation accepts as its image: a host image, a view, or a [`DeviceImage`].
+///
+/// You rarely name this type: every operation takes `impl Into<ImageInput>`, so you pass
+/// `&RgbaImage`, `ImageView`, `&ImageView` or `&DeviceImage` directly.
+///
+/// ```
+/// use clpix::{Engine, ImageView};
+/// let engine = Engine::cpu();
+/// let img = image::RgbaImage::from_pixel(4, 4, image::Rgba([9, 9, 9, 255]));
+/// let a = engine.brightest(&img)?;
+/// let b = engine.brightest(ImageView::from(&img))?;
+/// let dev = engine.upload(&img)?;
+/// let c = engine.brightest(&dev)?;
+/// assert!(a == b && b == c);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub enum ImageInput<'a> {
+    /// Pixels in host memory.
+    Host(ImageView<'a>),
+    /// Pixels already uploaded with [`Engine::upload`](crate::Engine::upload).
+    Device(&'a DeviceImage),
+}
+
+impl ImageInput<'_> {
+    /// Width in pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(3, 2);
+    /// assert_eq!(clpix::ImageInput::from(&img).width(), 3);
+    /// ```
+    pub fn width(&self) -> u32 {
+        match self {
+            ImageInput::Host(v) => v.width(),
+            ImageInput::Device(d) => d.width(),
+        }
+    }
+
+    /// Height in pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(3, 2);
+    /// assert_eq!(clpix::ImageInput::from(&img).height(), 2);
+    /// ```
+    pub fn height(&self) -> u32 {
+        match self {
+            ImageInput::Host(v) => v.height(),
+            ImageInput::Device(d) => d.height(),
+        }
+    }
+
+    /// Number of pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(3, 2);
+    /// assert_eq!(clpix::ImageInput::from(&img).pixel_count(), 6);
+    /// ```
+    pub fn pixel_count(&self) -> u64 {
+        self.width() as u64 * self.height() as u64
+    }
+}
+
+impl<'a> From<&'a RgbaImage> for ImageInput<'a> {
+    fn from(img: &'a RgbaImage) -> Self {
+        ImageInput::Host(img.into())
+    }
+}
+impl<'a> From<ImageView<'a>> for ImageInput<'a> {
+    fn from(v: ImageView<'a>) -> Self {
+        ImageInput::Host(v)
+    }
+}
+impl<'a> From<&ImageView<'a>> for ImageInput<'a> {
+    fn from(v: &ImageView<'a>) -> Self {
+        ImageInput::Host(*v)
+    }
+}
+impl<'a> From<&'a DeviceImage> for ImageInput<'a> {
+    fn from(d: &'a DeviceImage) -> Self {
+        ImageInput::Device(d)
+    }
+}
+
+/// An image held by an [`Engine`](crate::Engine): in device memory on an OpenCL engine, in host
+/// memory on the CPU engine. Several operations can run on it without copying it again.
+///
+/// Made by [`Engine::upload`](crate::Engine::upload); read back with
+/// [`Engine::download`](crate::Engine::download). It belongs to the engine that made it.
+///
+/// ```
+/// use clpix::Engine;
+/// let engine = Engine::new()?;
+/// let img = image::RgbaImage::from_pixel(8, 8, image::Rgba([1, 2, 3, 4]));
+/// let dev = engine.upload(&img)?;
+/// assert_eq!((dev.width(), dev.height()), (8, 8));
+/// assert_eq!(engine.download(&dev)?, img);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct DeviceImage {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) storage: Storage,
+}
+
+#[derive(Debug)]
+pub(crate) enum Storage {
+    /// Packed RGBA8 bytes in host memory (CPU engine).
+    Host(Vec<u8>),
+    /// Packed pixels in OpenCL buffers, one per part (images above the allocation cap are split
+    /// into parts of whole rows).
+    OpenCl(crate::opencl::DeviceParts),
+}
+
+impl DeviceImage {
+    /// Width in pixels.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::cpu();
+    /// let dev = engine.upload(&image::RgbaImage::new(3, 2))?;
+    /// assert_eq!(dev.width(), 3);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::cpu();
+    /// let dev = engine.upload(&image::RgbaImage::new(3, 2))?;
+    /// assert_eq!(dev.height(), 2);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+}
+
+/// Checks that an image's pixel count fits the u32 indices and counters of the spec.
+pub(crate) fn check_pixel_count(width: u32, height: u32) -> Result<u64> {
+    let n = width as u64 * height as u64;
+    if n > u32::MAX as u64 {
+        return Err(Error::ImageTooLarge {
+            width: width as u64,
+            height: height as u64,
+            reason: "more than u32::MAX pixels (indices and counters are u32)",
+        });
+    }
+    Ok(n)
+}

@@ -1,0 +1,21 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+mod blur;
+mod compact;
+mod cpu;
+mod engine;
+mod error;
+mod histogram;
+mod image;
+mod luminance;
+mod opencl;
+mod reduce;
+
+pub use crate::engine::{BackendInfo, BackendKind, Engine};
+pub use crate::error::{Error, Result};
+pub use crate::image::{DeviceImage, ImageInput, ImageView};
+pub use crate::luminance::{luminance, MAX_LUMINANCE};
+pub use crate::opencl::{devices, DeviceInfo, DeviceType};
+pub use crate::reduce::{LuminanceStats, PixelHit};

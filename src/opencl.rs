@@ -1,0 +1,830 @@
+//! OpenCL plumbing, in one place: device discovery, the per-engine context and queue, the lazy
+//! program cache, a kernel pool that makes concurrent callers safe, buffers, and launches whose
+//! every failure is an [`Error`] value.
+//!
+//! The operations (`reduce`, `histogram`, …) only call [`ClEngine::launch`], the buffer helpers
+//! and [`ClEngine::for_each_part`]; nothing outside this module touches raw OpenCL objects.
+
+use crate::error::{Error, Result};
+use crate::image::{DeviceImage, ImageInput, ImageView, Storage};
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::{
+    Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+};
+use opencl3::event::Event;
+use opencl3::kernel::Kernel;
+use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::program::Program;
+use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What kind of processor an OpenCL device is.
+///
+/// ```
+/// use clpix::DeviceType;
+/// assert_eq!(DeviceType::Gpu.to_string(), "GPU");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceType {
+    /// A graphics processor.
+    Gpu,
+    /// A CPU (for example PoCL).
+    Cpu,
+    /// An accelerator (FPGA, DSP, …).
+    Accelerator,
+    /// Anything else the driver reports.
+    Other,
+}
+
+impl fmt::Display for DeviceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DeviceType::Gpu => "GPU",
+            DeviceType::Cpu => "CPU",
+            DeviceType::Accelerator => "accelerator",
+            DeviceType::Other => "other",
+        })
+    }
+}
+
+/// One OpenCL device as the driver describes it.
+///
+/// ```
+/// // Lists nothing (or an error) on a machine without OpenCL; never panics.
+/// for d in clpix::devices().unwrap_or_default() {
+///     println!("{}: {} ({}), {} compute units", d.index, d.name, d.device_type, d.compute_units);
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Position in [`devices()`](crate::devices); `CLPIX_DEVICE` accepts it.
+    pub index: usize,
+    /// Platform (driver) name, e.g. `NVIDIA CUDA` or `Portable Computing Language`.
+    pub platform: String,
+    /// Device name.
+    pub name: String,
+    /// Vendor.
+    pub vendor: String,
+    /// GPU, CPU, accelerator.
+    pub device_type: DeviceType,
+    /// Compute units (SMs on NVIDIA, cores on PoCL).
+    pub compute_units: u32,
+    /// Global memory in bytes.
+    pub global_mem_bytes: u64,
+    /// Largest single buffer in bytes.
+    pub max_alloc_bytes: u64,
+    /// Local (work-group shared) memory in bytes.
+    pub local_mem_bytes: u64,
+    /// Largest work-group.
+    pub max_work_group_size: usize,
+    /// `OpenCL C x.y …` as reported.
+    pub opencl_c_version: String,
+    /// Driver version.
+    pub driver_version: String,
+    /// Extensions, space separated.
+    pub extensions: String,
+}
+
+impl DeviceInfo {
+    /// Whether the device reports an extension, e.g. `cl_khr_int64_extended_atomics`.
+    ///
+    /// ```
+    /// for d in clpix::devices().unwrap_or_default() {
+    ///     println!("{}: 64-bit atomics: {}", d.name, d.has_extension("cl_khr_int64_base_atomics"));
+    /// }
+    /// ```
+    pub fn has_extension(&self, ext: &str) -> bool {
+        self.extensions.split_whitespace().any(|e| e == ext)
+    }
+
+    /// How strongly `Engine::opencl()` prefers this device: GPUs, then accelerators, then CPUs;
+    /// within a type, more compute units and memory.
+    pub(crate) fn rank(&self) -> (u8, u32, u64) {
+        let t = match self.device_type {
+            DeviceType::Gpu => 3,
+            DeviceType::Accelerator => 2,
+            DeviceType::Other => 1,
+            DeviceType::Cpu => 0,
+        };
+        (t, self.compute_units, self.global_mem_bytes)
+    }
+}
+
+struct Found {
+    info: DeviceInfo,
+    /// `cl_device_id` as an address: device ids are process-wide handles, valid for its life.
+    id: usize,
+}
+
+/// Platforms are enumerated once per process: ocl-icd with PoCL 3.1 returned empty device lists
+/// to some of 8 threads enumerating at the same time.
+static DISCOVERY: OnceLock<Result<Vec<Found>>> = OnceLock::new();
+
+fn discovered() -> Result<&'static [Found]> {
+    match DISCOVERY.get_or_init(discover) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// Every OpenCL device of every platform, in a stable order (their `index`).
+///
+/// An error when no OpenCL loader is installed or no platform is registered; an empty list is
+/// never returned as success.
+///
+/// ```
+/// match clpix::devices() {
+///     Ok(list) => list.iter().for_each(|d| println!("{} {}", d.index, d.name)),
+///     Err(e) => println!("no OpenCL here: {e}"),
+/// }
+/// ```
+pub fn devices() -> Result<Vec<DeviceInfo>> {
+    Ok(discovered()?.iter().map(|f| f.info.clone()).collect())
+}
+
+fn unavailable(reason: impl Into<String>) -> Error {
+    Error::OpenClUnavailable {
+        reason: reason.into(),
+    }
+}
+
+fn discover() -> Result<Vec<Found>> {
+    let platforms = opencl3::platform::get_platforms().map_err(|e| match e.0 {
+        cl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED
+        | cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE => unavailable(
+            "the OpenCL loader libOpenCL.so.1 could not be loaded; install one \
+             (Debian/Ubuntu: ocl-icd-libopencl1) and a driver (pocl-opencl-icd, or your GPU's)",
+        ),
+        -1001 => unavailable(
+            "the OpenCL loader found no platform (CL_PLATFORM_NOT_FOUND_KHR); install a driver \
+             (pocl-opencl-icd, or your GPU's) and check /etc/OpenCL/vendors",
+        ),
+        code => Error::cl("clGetPlatformIDs", code),
+    })?;
+    let mut found = Vec::new();
+    for platform in &platforms {
+        let pname = platform
+            .name()
+            .unwrap_or_else(|_| "unknown platform".into());
+        // CL_DEVICE_NOT_FOUND and other per-platform failures just mean "nothing usable here".
+        let ids = match platform.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) => {
+                log::info!("OpenCL platform {pname}: no devices ({e})");
+                continue;
+            }
+        };
+        for id in ids {
+            match describe(found.len(), &pname, id) {
+                Ok(info) => found.push(Found {
+                    info,
+                    id: id as usize,
+                }),
+                Err(e) => log::warn!("OpenCL platform {pname}: skipping a device: {e}"),
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(unavailable(format!(
+            "{} OpenCL platform(s) found but no usable device; with PoCL, make sure \
+             POCL_CACHE_DIR (or $HOME/.cache) is writable",
+            platforms.len()
+        )));
+    }
+    Ok(found)
+}
+
+fn describe(index: usize, platform: &str, id: cl_device_id) -> Result<DeviceInfo> {
+    let d = Device::new(id);
+    let q = |call: &'static str| move |e: opencl3::error_codes::ClError| Error::cl(call, e.0);
+    let ty = d.dev_type().map_err(q("CL_DEVICE_TYPE"))?;
+    let device_type = if ty & CL_DEVICE_TYPE_GPU != 0 {
+        DeviceType::Gpu
+    } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+        DeviceType::Accelerator
+    } else if ty & CL_DEVICE_TYPE_CPU != 0 {
+        DeviceType::Cpu
+    } else {
+        DeviceType::Other
+    };
+    if !d.available().unwrap_or(false) || !d.compiler_available().unwrap_or(false) {
+        return Err(unavailable("device not available or has no compiler"));
+    }
+    Ok(DeviceInfo {
+        index,
+        platform: platform.trim().to_string(),
+        name: d.name().map_err(q("CL_DEVICE_NAME"))?.trim().to_string(),
+        vendor: d.vendor().unwrap_or_default().trim().to_string(),
+        device_type,
+        compute_units: d
+            .max_compute_units()
+            .map_err(q("CL_DEVICE_MAX_COMPUTE_UNITS"))?,
+        global_mem_bytes: d
+            .global_mem_size()
+            .map_err(q("CL_DEVICE_GLOBAL_MEM_SIZE"))?,
+        max_alloc_bytes: d
+            .max_mem_alloc_size()
+            .map_err(q("CL_DEVICE_MAX_MEM_ALLOC_SIZE"))?,
+        local_mem_bytes: d.local_mem_size().map_err(q("CL_DEVICE_LOCAL_MEM_SIZE"))?,
+        max_work_group_size: d
+            .max_work_group_size()
+            .map_err(q("CL_DEVICE_MAX_WORK_GROUP_SIZE"))?,
+        opencl_c_version: d.opencl_c_version().unwrap_or_default().trim().to_string(),
+        driver_version: d.driver_version().unwrap_or_default().trim().to_string(),
+        extensions: d.extensions().unwrap_or_default(),
+    })
+}
+
+/// Finds the device a `CLPIX_DEVICE`-style query names: an index in `devices()`, or a
+/// case-insensitive substring of the device name.
+pub(crate) fn find_device(query: &str) -> Result<DeviceInfo> {
+    let all = discovered()?;
+    let q = query.trim();
+    if let Ok(i) = q.parse::<usize>() {
+        return all
+            .get(i)
+            .map(|f| f.info.clone())
+            .ok_or_else(|| Error::NoSuchDevice { query: q.into() });
+    }
+    let lower = q.to_lowercase();
+    all.iter()
+        .filter(|f| f.info.name.to_lowercase().contains(&lower))
+        .max_by_key(|f| f.info.rank())
+        .map(|f| f.info.clone())
+        .ok_or_else(|| Error::NoSuchDevice { query: q.into() })
+}
+
+/// The best device of any type (GPU first).
+pub(crate) fn best_device() -> Result<DeviceInfo> {
+    let all = discovered()?;
+    all.iter()
+        .rev() // max_by_key keeps the last maximum; reversing keeps the lowest index on ties
+        .max_by_key(|f| f.info.rank())
+        .map(|f| f.info.clone())
+        .ok_or_else(|| unavailable("no device"))
+}
+
+/// Kernel sources, embedded so that a dependent crate and a copied binary work anywhere.
+const COMMON_H: &str = include_str!("../cl/common.h");
+const SOURCES: &[(&str, &str)] = &[
+    ("reduce", include_str!("../cl/reduce.cl")),
+    ("histogram", include_str!("../cl/histogram.cl")),
+    ("compact", include_str!("../cl/compact.cl")),
+    ("blur", include_str!("../cl/blur.cl")),
+];
+
+/// How kernels should walk memory on this device, chosen from device queries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tuning {
+    /// CPU devices (PoCL): each work-item walks a contiguous range, work-groups of one.
+    /// GPUs: work-items of a group read neighbouring elements (coalesced), groups of `wg`.
+    pub contiguous: bool,
+    /// Work-group size of the streaming kernels (fixed per device: PoCL recompiles a kernel
+    /// for every new local size).
+    pub wg: usize,
+    /// How many work-groups a grid-stride kernel launches at most (enough to fill the device).
+    pub max_groups: usize,
+}
+
+thread_local! {
+    /// Kernel time (profiling events) of this thread's last OpenCL operation.
+    static LAST_KERNEL_NS: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+pub(crate) fn set_last_kernel_ns(ns: Option<u64>) {
+    LAST_KERNEL_NS.with(|c| c.set(ns));
+}
+
+pub(crate) fn last_kernel_ns() -> Option<u64> {
+    LAST_KERNEL_NS.with(|c| c.get())
+}
+
+/// One kernel argument. Memory objects are passed by handle; `Local` reserves local memory.
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)] // every kind is used by some operation's kernels
+pub(crate) enum Arg {
+    Mem(cl_mem),
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    F32(f32),
+    Local(usize),
+}
+
+impl Arg {
+    pub(crate) fn buf<T>(b: &Buffer<T>) -> Arg {
+        Arg::Mem(b.get())
+    }
+}
+
+/// An OpenCL device opened for clpix: context, in-order profiling queue, programs and kernels.
+pub(crate) struct ClEngine {
+    pub info: DeviceInfo,
+    device_id: usize,
+    context: Context,
+    queue: CommandQueue,
+    pub tuning: Tuning,
+    build_options: String,
+    kernel_dir: Option<PathBuf>,
+    /// The largest buffer clpix creates (device limit, or a lower cap for testing splits).
+    pub max_buffer_bytes: u64,
+    programs: Mutex<HashMap<&'static str, Arc<Program>>>,
+    /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
+    /// takes one out, sets its arguments and enqueues it, then puts it back.
+    kernels: Mutex<HashMap<(&'static str, &'static str), Vec<Kernel>>>,
+}
+
+// SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
+// kernel pool, whose kernels are only used by one thread at a time behind the mutex.
+unsafe impl Send for ClEngine {}
+unsafe impl Sync for ClEngine {}
+
+impl fmt::Debug for ClEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ClEngine({})", self.info.name)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere while holding the lock leaves only caches behind: still usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ClEngine {
+    /// Opens `info`'s device. `max_buffer_bytes` caps single buffers below the device's limit.
+    pub(crate) fn open(info: &DeviceInfo, max_buffer_bytes: Option<u64>) -> Result<ClEngine> {
+        let found = discovered()?
+            .iter()
+            .find(|f| f.info.index == info.index && f.info.name == info.name)
+            .ok_or_else(|| Error::NoSuchDevice {
+                query: info.name.clone(),
+            })?;
+        let device = Device::new(found.id as cl_device_id);
+        let context =
+            Context::from_device(&device).map_err(|e| Error::cl("clCreateContext", e.0))?;
+        #[allow(deprecated)]
+        // clCreateCommandQueue: OpenCL 1.2 devices (NVIDIA) have nothing newer.
+        let queue =
+            unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
+                .map_err(|e| Error::cl("clCreateCommandQueue", e.0))?;
+        let contiguous = info.device_type == DeviceType::Cpu;
+        let wg = if contiguous {
+            1
+        } else {
+            256.min(info.max_work_group_size.max(1))
+        };
+        let tuning = Tuning {
+            contiguous,
+            wg,
+            max_groups: if contiguous {
+                info.compute_units.max(1) as usize * 4
+            } else {
+                info.compute_units.max(1) as usize * 8
+            },
+        };
+        let mut build_options = format!(
+            "-D CLPIX_WG={} -D CLPIX_CONTIGUOUS={}",
+            tuning.wg, tuning.contiguous as u32
+        );
+        if info.has_extension("cl_khr_int64_base_atomics") {
+            build_options.push_str(" -D CLPIX_HAS_INT64_ATOMICS=1");
+        }
+        let cap = max_buffer_bytes.unwrap_or(u64::MAX).max(4096);
+        Ok(ClEngine {
+            info: info.clone(),
+            device_id: found.id,
+            context,
+            queue,
+            tuning,
+            build_options,
+            kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR").map(PathBuf::from),
+            max_buffer_bytes: info.max_alloc_bytes.min(cap),
+            programs: Mutex::new(HashMap::new()),
+            kernels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn source(&self, name: &'static str) -> Result<String> {
+        let embedded = SOURCES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, s)| *s)
+            .ok_or_else(|| Error::KernelSource {
+                path: format!("{name}.cl"),
+                reason: "no such program".into(),
+            })?;
+        let (header, body) = match &self.kernel_dir {
+            None => (COMMON_H.to_string(), embedded.to_string()),
+            Some(dir) => {
+                let read = |file: String| {
+                    let path = dir.join(&file);
+                    std::fs::read_to_string(&path).map_err(|e| Error::KernelSource {
+                        path: path.display().to_string(),
+                        reason: e.to_string(),
+                    })
+                };
+                (read("common.h".into())?, read(format!("{name}.cl"))?)
+            }
+        };
+        // The header is pasted in rather than #included: no include path to get wrong.
+        Ok(format!("{header}\n#line 1\n{body}"))
+    }
+
+    /// The built program `name` (a file `cl/<name>.cl`), built on first use and cached.
+    pub(crate) fn program(&self, name: &'static str) -> Result<Arc<Program>> {
+        if let Some(p) = lock(&self.programs).get(name) {
+            return Ok(p.clone());
+        }
+        let src = self.source(name)?;
+        let mut program = Program::create_from_source(&self.context, &src)
+            .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
+        let id = self.device_id as cl_device_id;
+        if let Err(e) = program.build(&[id], &self.build_options) {
+            let log = program.get_build_log(id).unwrap_or_default();
+            return Err(Error::KernelBuild {
+                program: name,
+                device: self.info.name.clone(),
+                log: if log.trim().is_empty() {
+                    format!("(empty build log; clBuildProgram returned {})", e.0)
+                } else {
+                    log
+                },
+            });
+        }
+        let program = Arc::new(program);
+        // Two threads may have built it at once; either copy is fine.
+        lock(&self.programs).entry(name).or_insert(program.clone());
+        Ok(program)
+    }
+
+    /// Sets `args` on a kernel of `program` and enqueues it over `global` work-items in groups of
+    /// `local`. Every failure (bad argument, out of resources) is an error value.
+    pub(crate) fn launch(
+        &self,
+        program: &'static str,
+        kernel: &'static str,
+        args: &[Arg],
+        global: usize,
+        local: usize,
+    ) -> Result<Event> {
+        let prog = self.program(program)?;
+        let pooled = lock(&self.kernels)
+            .get_mut(&(program, kernel))
+            .and_then(|v| v.pop());
+        let k = match pooled {
+            Some(k) => k,
+            None => Kernel::create(&prog, kernel).map_err(|e| Error::cl("clCreateKernel", e.0))?,
+        };
+        let result = (|| {
+            for (i, a) in args.iter().enumerate() {
+                let i = i as u32;
+                // SAFETY: each argument is a plain value or a live cl_mem handle of this
+                // context, matching the kernel's signature in cl/<program>.cl.
+                let r = unsafe {
+                    match *a {
+                        Arg::Mem(m) => k.set_arg(i, &m),
+                        Arg::U32(v) => k.set_arg(i, &v),
+                        Arg::I32(v) => k.set_arg(i, &v),
+                        Arg::U64(v) => k.set_arg(i, &v),
+                        Arg::F32(v) => k.set_arg(i, &v),
+                        Arg::Local(bytes) => k.set_arg_local_buffer(i, bytes),
+                    }
+                };
+                r.map_err(|e| Error::cl("clSetKernelArg", e.0))?;
+            }
+            let g = [global];
+            let l = [local];
+            // SAFETY: the kernel's arguments are all set; sizes are 1-D arrays that outlive the call.
+            unsafe {
+                self.queue.enqueue_nd_range_kernel(
+                    k.get(),
+                    1,
+                    std::ptr::null(),
+                    g.as_ptr(),
+                    l.as_ptr(),
+                    &[],
+                )
+            }
+            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e.0))
+        })();
+        lock(&self.kernels)
+            .entry((program, kernel))
+            .or_default()
+            .push(k);
+        result
+    }
+
+    /// Waits for the queue and records the summed kernel time of `events` for
+    /// [`Engine::last_kernel_time`](crate::Engine::last_kernel_time).
+    pub(crate) fn finish(&self, events: &[Event]) -> Result<()> {
+        self.queue
+            .finish()
+            .map_err(|e| Error::cl("clFinish", e.0))?;
+        let mut ns = 0u64;
+        for e in events {
+            let (s, t) = (e.profiling_command_start(), e.profiling_command_end());
+            if let (Ok(s), Ok(t)) = (s, t) {
+                ns += t.saturating_sub(s);
+            }
+        }
+        set_last_kernel_ns(Some(ns));
+        Ok(())
+    }
+
+    /// A device buffer of `count` elements (at least one: OpenCL has no empty buffers).
+    pub(crate) fn buffer<T>(&self, count: usize, what: &'static str) -> Result<Buffer<T>> {
+        let bytes = (count.max(1) as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        if bytes > self.max_buffer_bytes {
+            return Err(Error::TooLargeForDevice {
+                what,
+                needed: bytes,
+                limit: self.max_buffer_bytes,
+            });
+        }
+        // SAFETY: no host pointer; the size is checked against the device limit above.
+        unsafe {
+            Buffer::<T>::create(
+                &self.context,
+                CL_MEM_READ_WRITE,
+                count.max(1),
+                std::ptr::null_mut(),
+            )
+        }
+        .map_err(|e| Error::cl("clCreateBuffer", e.0))
+    }
+
+    /// Blocking write of `data` at element `offset`.
+    pub(crate) fn write<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking, so `data` outlives the transfer; the range is inside the buffer.
+        unsafe {
+            self.queue.enqueue_write_buffer(
+                buf,
+                CL_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                data,
+                &[],
+            )
+        }
+        .map(|_| ())
+        .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0))
+    }
+
+    /// Blocking read into `out` from element `offset`.
+    pub(crate) fn read<T>(&self, buf: &Buffer<T>, offset: usize, out: &mut [T]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking, so `out` outlives the transfer; the range is inside the buffer.
+        unsafe {
+            self.queue.enqueue_read_buffer(
+                buf,
+                CL_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                out,
+                &[],
+            )
+        }
+        .map(|_| ())
+        .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0))
+    }
+
+    #[allow(dead_code)]
+    /// Fills `count` elements of `buf` with `value` (asynchronous, in queue order).
+    pub(crate) fn fill<T: Copy>(
+        &self,
+        buf: &mut Buffer<T>,
+        value: T,
+        count: usize,
+    ) -> Result<Event> {
+        // SAFETY: the range is inside the buffer; the pattern is copied at enqueue.
+        unsafe {
+            self.queue.enqueue_fill_buffer(
+                buf,
+                &[value],
+                0,
+                count.max(1) * std::mem::size_of::<T>(),
+                &[],
+            )
+        }
+        .map_err(|e| Error::cl("clEnqueueFillBuffer", e.0))
+    }
+
+    /// How an image of `width`×`height` is cut so that each part fits one buffer: runs of whole
+    /// rows when a row fits, else segments of single rows. Parts are in scan order.
+    pub(crate) fn part_ranges(&self, width: u32, height: u32) -> Vec<PartRange> {
+        let cap_px = (self.max_buffer_bytes / 4).max(1);
+        let w = width as u64;
+        if w == 0 || height == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if w <= cap_px {
+            let per = (cap_px / w).min(height as u64) as u32;
+            let mut y = 0;
+            while y < height {
+                let rows = per.min(height - y);
+                out.push(PartRange {
+                    first_row: y,
+                    rows,
+                    x0: 0,
+                    cols: width,
+                });
+                y += rows;
+            }
+        } else {
+            for y in 0..height {
+                let mut x = 0u64;
+                while x < w {
+                    let cols = cap_px.min(w - x) as u32;
+                    out.push(PartRange {
+                        first_row: y,
+                        rows: 1,
+                        x0: x as u32,
+                        cols,
+                    });
+                    x += cols as u64;
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes the pixels of `r` from `view` into `buf`, packed.
+    fn write_range(&self, buf: &mut Buffer<u32>, view: &ImageView<'_>, r: PartRange) -> Result<()> {
+        let w = view.width() as usize;
+        if let Some(bytes) = view.packed_bytes() {
+            let start = (r.first_row as usize * w + r.x0 as usize) * 4;
+            let part = &bytes[start..start + r.pixels() * 4];
+            return self.write(buf, 0, as_u32_or_copy(part).as_ref());
+        }
+        // Padded rows: one rectangular transfer, no host copy.
+        let origin = [0usize; 3];
+        let host_origin = [r.x0 as usize * 4, r.first_row as usize, 0];
+        let region = [r.cols as usize * 4, r.rows as usize, 1];
+        // SAFETY: blocking; the rectangle lies inside both the view (checked at construction)
+        // and the buffer (rows * cols pixels).
+        unsafe {
+            self.queue.enqueue_write_buffer_rect(
+                buf,
+                CL_BLOCKING,
+                origin.as_ptr(),
+                host_origin.as_ptr(),
+                region.as_ptr(),
+                r.cols as usize * 4,
+                0,
+                view.stride(),
+                0,
+                view_ptr(view),
+                &[],
+            )
+        }
+        .map(|_| ())
+        .map_err(|e| Error::cl("clEnqueueWriteBufferRect", e.0))
+    }
+
+    /// Uploads a host view into device parts.
+    pub(crate) fn upload(self: &Arc<Self>, view: &ImageView<'_>) -> Result<DeviceParts> {
+        let mut parts = Vec::new();
+        for range in self.part_ranges(view.width(), view.height()) {
+            let mut buffer = self.buffer::<u32>(range.pixels(), "an image part")?;
+            self.write_range(&mut buffer, view, range)?;
+            parts.push(Part { buffer, range });
+        }
+        Ok(DeviceParts {
+            owner: self.clone(),
+            parts,
+        })
+    }
+
+    /// Reads device parts back into packed RGBA8 bytes.
+    pub(crate) fn download(&self, d: &DeviceParts, width: u32, height: u32) -> Result<Vec<u8>> {
+        let mut out = vec![0u32; width as usize * height as usize];
+        for p in &d.parts {
+            let start = p.range.first_pixel(width) as usize;
+            d.owner
+                .read(&p.buffer, 0, &mut out[start..start + p.range.pixels()])?;
+        }
+        Ok(bytemuck::cast_slice(&out).to_vec())
+    }
+
+    /// Runs `f(buffer, range)` over the image in parts that fit one buffer each, in scan order.
+    ///
+    /// A host image is uploaded part by part into one reused buffer; a device image of this
+    /// engine is used in place; any other device image is downloaded first.
+    pub(crate) fn for_each_part(
+        self: &Arc<Self>,
+        input: ImageInput<'_>,
+        mut f: impl FnMut(&Buffer<u32>, PartRange) -> Result<()>,
+    ) -> Result<()> {
+        let staged;
+        let view = match input {
+            ImageInput::Device(dev) => match &dev.storage {
+                Storage::OpenCl(parts) if Arc::ptr_eq(&parts.owner, self) => {
+                    for p in &parts.parts {
+                        f(&p.buffer, p.range)?;
+                    }
+                    return Ok(());
+                }
+                _ => {
+                    staged = host_copy(dev)?;
+                    ImageView::from(&staged)
+                }
+            },
+            ImageInput::Host(v) => v,
+        };
+        let ranges = self.part_ranges(view.width(), view.height());
+        let Some(largest) = ranges.iter().map(|r| r.pixels()).max() else {
+            return Ok(());
+        };
+        let mut buffer = self.buffer::<u32>(largest, "an image part")?;
+        for r in ranges {
+            self.write_range(&mut buffer, &view, r)?;
+            f(&buffer, r)?;
+        }
+        Ok(())
+    }
+}
+
+/// A rectangle of an image held in one buffer: `rows` whole rows, or a segment of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PartRange {
+    pub first_row: u32,
+    pub rows: u32,
+    pub x0: u32,
+    pub cols: u32,
+}
+
+impl PartRange {
+    pub(crate) fn pixels(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+    /// Scan-order index of the first pixel; the part's pixels are consecutive in scan order.
+    pub(crate) fn first_pixel(&self, width: u32) -> u64 {
+        self.first_row as u64 * width as u64 + self.x0 as u64
+    }
+}
+
+/// Packed bytes as u32 pixels: borrowed when aligned, copied otherwise.
+fn as_u32_or_copy(bytes: &[u8]) -> std::borrow::Cow<'_, [u32]> {
+    match bytemuck::try_cast_slice::<u8, u32>(bytes) {
+        Ok(px) => std::borrow::Cow::Borrowed(px),
+        Err(_) => std::borrow::Cow::Owned(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+    }
+}
+
+fn view_ptr(view: &ImageView<'_>) -> *mut std::ffi::c_void {
+    if view.height() == 0 {
+        return std::ptr::null_mut();
+    }
+    view.row(0).as_ptr() as *mut std::ffi::c_void
+}
+
+/// Host pixels of any device image, whoever holds it.
+pub(crate) fn host_copy(dev: &DeviceImage) -> Result<image::RgbaImage> {
+    let bytes = match &dev.storage {
+        Storage::Host(b) => b.clone(),
+        Storage::OpenCl(parts) => parts.owner.download(parts, dev.width, dev.height)?,
+    };
+    image::RgbaImage::from_raw(dev.width, dev.height, bytes).ok_or(Error::ImageTooLarge {
+        width: dev.width as u64,
+        height: dev.height as u64,
+        reason: "device image size does not match its pixels",
+    })
+}
+
+/// One buffer of whole rows of a device image.
+pub(crate) struct Part {
+    pub buffer: Buffer<u32>,
+    pub range: PartRange,
+}
+
+/// The buffers of a device image and the engine that owns them.
+pub(crate) struct DeviceParts {
+    pub owner: Arc<ClEngine>,
+    pub parts: Vec<Part>,
+}
+
+impl fmt::Debug for DeviceParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "DeviceParts({} part(s) on {})",
+            self.parts.len(),
+            self.owner.info.name
+        )
+    }
+}

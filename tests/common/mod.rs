@@ -1,0 +1,208 @@
+//! Shared test support: the engines to test, proptest strategies for images, and plain
+//! sequential references of SPEC.md.
+#![allow(dead_code)]
+
+use clpix::{Engine, ImageView};
+use proptest::prelude::*;
+
+/// Every OpenCL device as an engine. With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
+/// machine with no usable OpenCL device fails the test instead of skipping it.
+pub fn opencl_engines() -> Vec<Engine> {
+    let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
+        || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+    let engines: Vec<Engine> = match clpix::devices() {
+        Ok(list) => list
+            .iter()
+            .map(|d| Engine::with_device(d).unwrap_or_else(|e| panic!("{}: {e}", d.name)))
+            .collect(),
+        Err(e) if required => panic!("OpenCL is required here (CLPIX_REQUIRE_OPENCL/CI) but: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPING OpenCL parity: {e}");
+            Vec::new()
+        }
+    };
+    engines
+}
+
+/// Engines whose single buffers are capped small, so every image is processed in many parts.
+pub fn capped_opencl_engines(cap: u64) -> Vec<Engine> {
+    match clpix::devices() {
+        Ok(list) => list
+            .iter()
+            .map(|d| {
+                Engine::with_device_capped(d, cap).unwrap_or_else(|e| panic!("{}: {e}", d.name))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// An owned test image, possibly with padded rows.
+#[derive(Clone)]
+pub struct TestImage {
+    pub data: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+    pub stride: usize,
+    pub label: String,
+}
+
+impl std::fmt::Debug for TestImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}×{} stride {} ({})",
+            self.width, self.height, self.stride, self.label
+        )
+    }
+}
+
+impl TestImage {
+    pub fn view(&self) -> ImageView<'_> {
+        ImageView::with_stride(&self.data, self.width, self.height, self.stride)
+            .expect("valid test image")
+    }
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
+        self.view().pixel(x, y)
+    }
+    pub fn to_image(&self) -> image::RgbaImage {
+        self.view().to_image()
+    }
+}
+
+/// What fills a test image: random data and the content that breaks reductions, histograms
+/// and sorts.
+#[derive(Debug, Clone, Copy)]
+pub enum Content {
+    Random,
+    Constant([u8; 4]),
+    Black,
+    White,
+    TwoColours([u8; 4], [u8; 4]),
+    OneBright,
+    FewLevels,
+    Gradient,
+}
+
+pub fn content() -> impl Strategy<Value = Content> {
+    prop_oneof![
+        3 => Just(Content::Random),
+        1 => any::<[u8; 4]>().prop_map(Content::Constant),
+        1 => Just(Content::Black),
+        1 => Just(Content::White),
+        1 => (any::<[u8; 4]>(), any::<[u8; 4]>()).prop_map(|(a, b)| Content::TwoColours(a, b)),
+        1 => Just(Content::OneBright),
+        1 => Just(Content::FewLevels),
+        1 => Just(Content::Gradient),
+    ]
+}
+
+/// Sizes: 1×1, 1×N, N×1, odd, prime, and larger than several work-groups.
+pub fn dims() -> impl Strategy<Value = (u32, u32)> {
+    prop_oneof![
+        Just((1, 1)),
+        (1..300u32).prop_map(|w| (w, 1)),
+        (1..300u32).prop_map(|h| (1, h)),
+        (1..48u32, 1..48u32),
+        prop::sample::select(vec![
+            (2, 3),
+            (7, 13),
+            (31, 37),
+            (97, 101),
+            (257, 3),
+            (3, 257),
+            (1031, 1),
+            (127, 129)
+        ]),
+        (150..420u32, 150..420u32),
+    ]
+}
+
+pub fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+pub fn make_image(width: u32, height: u32, pad: usize, content: Content, seed: u64) -> TestImage {
+    let stride = width as usize * 4 + pad;
+    let mut s = seed;
+    // Padding is filled with 0xEE: a kernel that reads it as pixels shows up as a mismatch.
+    let mut data = vec![0xEEu8; stride * height as usize];
+    let bright = (splitmix(&mut s) % (width as u64 * height as u64).max(1)) as u32;
+    let (a, b) = ([splitmix(&mut s) as u8; 4], [splitmix(&mut s) as u8; 4]);
+    for y in 0..height {
+        for x in 0..width {
+            let r = splitmix(&mut s).to_le_bytes();
+            let px: [u8; 4] = match content {
+                Content::Random => [r[0], r[1], r[2], r[3]],
+                Content::Constant(c) => c,
+                Content::Black => [0, 0, 0, 255],
+                Content::White => [255, 255, 255, 255],
+                Content::TwoColours(c0, c1) => {
+                    if r[0] & 1 == 0 {
+                        c0
+                    } else {
+                        c1
+                    }
+                }
+                Content::OneBright => {
+                    if y * width + x == bright {
+                        [255, 255, 255, 255]
+                    } else {
+                        [r[0] & 0x3f, r[1] & 0x3f, r[2] & 0x3f, 255]
+                    }
+                }
+                Content::FewLevels => [r[0] & 0xc0, r[1] & 0xc0, r[2] & 0xc0, r[3] & 0x80],
+                Content::Gradient => {
+                    let _ = (a, b);
+                    [
+                        (x * 255 / width.max(1)) as u8,
+                        (y * 255 / height.max(1)) as u8,
+                        128,
+                        255,
+                    ]
+                }
+            };
+            let i = y as usize * stride + x as usize * 4;
+            data[i..i + 4].copy_from_slice(&px);
+        }
+    }
+    TestImage {
+        data,
+        width,
+        height,
+        stride,
+        label: format!("{content:?}"),
+    }
+}
+
+/// Random test images: every size class, every content, with or without row padding.
+pub fn test_image() -> impl Strategy<Value = TestImage> {
+    (
+        dims(),
+        prop_oneof![3 => Just(0usize), 1 => 1..24usize],
+        content(),
+        any::<u64>(),
+    )
+        .prop_map(|((w, h), pad, c, seed)| make_image(w, h, pad * 4 / 4, c, seed))
+}
+
+/// SPEC.md luminance, written out plainly.
+pub fn spec_luma(p: [u8; 4]) -> u16 {
+    ((1023 * (21 * p[0] as u32 + 72 * p[1] as u32 + 7 * p[2] as u32)) / 25500) as u16
+}
+
+/// Every pixel in scan order with its luminance: the sequential reference.
+pub fn scan(img: &TestImage) -> Vec<(u32, u32, u16, [u8; 4])> {
+    let mut out = Vec::new();
+    for y in 0..img.height {
+        for x in 0..img.width {
+            let p = img.pixel(x, y);
+            out.push((x, y, spec_luma(p), p));
+        }
+    }
+    out
+}
