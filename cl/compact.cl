@@ -1,1 +1,414 @@
-/* compact: filled in by its issue. */
+/* Prefix sums and stream compaction (the seed's count, scan, relocate, sort).
+ *
+ * Every kernel splits its n elements among the G work-groups it is launched with: group g
+ * walks the contiguous range group_range(n, g, G) (a multiple of TILE elements on GPUs, so
+ * that 16-byte loads stay aligned), which the scan and the relocation need: a group's output
+ * follows the output of the groups before it.
+ *
+ * Scan (reduce-then-scan, no inter-group waiting: OpenCL promises no forward progress
+ * between work-groups):
+ *   scan_reduce   sums[g] = sum of group g's range
+ *   scan_groups   one work-group: sums[0..m) exclusive-scanned in place (plus carry),
+ *                 sums[m] = carry + total; any m, in tiles with a running prefix
+ *   scan_apply    group g rescans its range starting from sums[g]; dst may equal src
+ * All additions wrap (uint).
+ *
+ * Compaction of image pixels (kept: wsum >= wmin, which is exactly L > threshold):
+ *   compact_count      counts[g] = kept pixels in group g's range
+ *   compact_relocate   after scan_groups(counts): each group writes its kept pixels from
+ *                      offset counts[g] in scan order, staged through local memory so that the
+ *                      writes are coalesced; out_idx (if with_idx) gets the part-local index.
+ * Sorted compaction, a stable counting sort by luminance (bins b = 1023 - L for L > threshold,
+ * b < nbins, so that ascending b is descending L):
+ *   compact_hist       ghist[b * G + g] = kept pixels of bin b in group g's range
+ *   (scan of ghist: offsets in the order bin, then group: stable)
+ *   compact_scatter    each group places its pixels at ghist[b * G + g] onwards, in scan order
+ *                      within a bin (a per-bin bit mask of the work-items gives each one its
+ *                      rank among equal luminance in a sub-tile).
+ */
+
+#if CLPIX_CONTIGUOUS
+#define TILE 1u
+#else
+/* GPU scan tile: each work-item holds 8 consecutive elements (two 16-byte loads). */
+#define SCAN_PER 8u
+#define TILE (CLPIX_WG * SCAN_PER)
+/* Compaction tile: one 16-byte load (4 pixels) per work-item. */
+#define CTILE (CLPIX_WG * 4u)
+#endif
+
+/* The range of group g among G: a multiple of TILE elements (the last one shorter). */
+inline void group_range(uint n, uint g, uint G, uint* begin, uint* end) {
+    ulong per = ((ulong)n + G - 1) / G;
+    per = (per + TILE - 1) / TILE * TILE;
+    ulong b = min((ulong)n, (ulong)g * per);
+    *begin = (uint)b;
+    *end = (uint)min((ulong)n, b + per);
+}
+
+inline uint bin_of(uint p, uint wmin, uint* keep) {
+    uint w = clpix_wsum(p);
+    *keep = w >= wmin;
+    return CLPIX_MAX_LUMA - clpix_luma_of_wsum(w);
+}
+
+#if CLPIX_CONTIGUOUS /* CPU devices: groups of one work-item, each walks its range */
+
+__kernel void scan_reduce(__global const uint* src, uint n, __global uint* sums) {
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint s = 0;
+    for (uint i = b; i < e; ++i) s += src[i];
+    sums[g] = s;
+}
+
+__kernel void scan_groups(__global uint* sums, uint m, uint carry) {
+    uint s = carry;
+    for (uint i = 0; i < m; ++i) {
+        uint v = sums[i];
+        sums[i] = s;
+        s += v;
+    }
+    sums[m] = s;
+}
+
+__kernel void scan_apply(__global const uint* src, uint n, __global uint* dst,
+                         __global const uint* sums) {
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint s = sums[g];
+    for (uint i = b; i < e; ++i) {
+        uint v = src[i];
+        dst[i] = s;
+        s += v;
+    }
+}
+
+__kernel void compact_count(__global const uint* px, uint n, uint wmin, __global uint* counts) {
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint c = 0;
+    for (uint i = b; i < e; ++i) c += clpix_wsum(px[i]) >= wmin;
+    counts[g] = c;
+}
+
+__kernel void compact_relocate(__global const uint* px, uint n, uint wmin,
+                               __global const uint* offsets, uint with_idx,
+                               __global uint* out_idx, __global uint* out_px) {
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint o = offsets[g];
+    for (uint i = b; i < e; ++i) {
+        uint p = px[i];
+        if (clpix_wsum(p) >= wmin) {
+            if (with_idx) out_idx[o] = i;
+            out_px[o] = p;
+            ++o;
+        }
+    }
+}
+
+__kernel void compact_hist(__global const uint* px, uint n, uint wmin, uint nbins,
+                           __global uint* ghist) {
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint h[1024];
+    for (uint k = 0; k < nbins; ++k) h[k] = 0;
+    for (uint i = b; i < e; ++i) {
+        uint keep, bin = bin_of(px[i], wmin, &keep);
+        if (keep) h[bin]++;
+    }
+    for (uint k = 0; k < nbins; ++k) ghist[k * G + g] = h[k];
+}
+
+__kernel void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
+                              __global const uint* offsets, uint with_idx,
+                              __global uint* out_idx, __global uint* out_px) {
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint o[1024];
+    for (uint k = 0; k < nbins; ++k) o[k] = offsets[k * G + g];
+    for (uint i = b; i < e; ++i) {
+        uint p = px[i];
+        uint keep, bin = bin_of(p, wmin, &keep);
+        if (keep) {
+            uint d = o[bin]++;
+            if (with_idx) out_idx[d] = i;
+            out_px[d] = p;
+        }
+    }
+}
+
+#else /* GPU: work-groups of CLPIX_WG, coalesced loads, local-memory scans */
+
+/* Exclusive scan of one value per work-item across the work-group; *total gets the sum.
+ * sh holds CLPIX_WG uints. Ends with a barrier, so sh may be reused at once. */
+inline uint wg_scan(uint v, __local uint* sh, uint* total) {
+    uint lid = get_local_id(0);
+    sh[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < CLPIX_WG; off <<= 1) {
+        uint t = lid >= off ? sh[lid - off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sh[lid] += t;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    uint incl = sh[lid];
+    *total = sh[CLPIX_WG - 1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return incl - v;
+}
+
+inline uint wg_sum(uint v, __local uint* sh) {
+    uint lid = get_local_id(0);
+    sh[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = CLPIX_WG / 2; s > 0; s >>= 1) {
+        if (lid < s) sh[lid] += sh[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    uint t = sh[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return t;
+}
+
+/* The 8 elements of this work-item in the tile at t (0 beyond e). */
+inline void load8(__global const uint* src, uint t, uint e, uint* v) {
+    uint first = t + get_local_id(0) * SCAN_PER;
+    if (t + TILE <= e) {
+        __global const uint4* s4 = (__global const uint4*)(src + first);
+        uint4 a = s4[0], c = s4[1];
+        v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+        v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+    } else {
+        for (uint k = 0; k < SCAN_PER; ++k) v[k] = first + k < e ? src[first + k] : 0u;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void scan_reduce(__global const uint* src, uint n, __global uint* sums) {
+    __local uint sh[CLPIX_WG];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint s = 0;
+    uint i = b + get_local_id(0) * 4;
+    __global const uint4* s4 = (__global const uint4*)src;
+    /* Full 16-byte loads while they fit, two in flight; b is a multiple of 4. */
+    for (; i + 4 * CLPIX_WG + 4 <= e; i += 8 * CLPIX_WG) {
+        uint4 a = s4[i >> 2], c = s4[(i >> 2) + CLPIX_WG];
+        uint4 t = a + c;
+        s += t.x + t.y + t.z + t.w;
+    }
+    for (; i < e; i += 4 * CLPIX_WG) {
+        if (i + 4 <= e) {
+            uint4 a = s4[i >> 2];
+            s += a.x + a.y + a.z + a.w;
+        } else {
+            for (uint k = i; k < e; ++k) s += src[k];
+        }
+    }
+    uint t = wg_sum(s, sh);
+    if (get_local_id(0) == 0) sums[g] = t;
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void scan_groups(__global uint* sums, uint m, uint carry) {
+    __local uint sh[CLPIX_WG];
+    uint lid = get_local_id(0);
+    uint run = carry;
+    for (uint t = 0; t < m; t += CLPIX_WG) {
+        uint i = t + lid;
+        uint v = i < m ? sums[i] : 0u;
+        uint total;
+        uint x = wg_scan(v, sh, &total);
+        if (i < m) sums[i] = run + x;
+        run += total;
+    }
+    if (lid == 0) sums[m] = run;
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void scan_apply(__global const uint* src, uint n, __global uint* dst, __global const uint* sums) {
+    __local uint sh[CLPIX_WG];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint run = sums[g];
+    uint lid = get_local_id(0);
+    for (uint t = b; t < e; t += TILE) {
+        uint v[SCAN_PER];
+        load8(src, t, e, v);
+        uint s = 0;
+        for (uint k = 0; k < SCAN_PER; ++k) s += v[k];
+        uint total;
+        uint x = run + wg_scan(s, sh, &total);
+        uint first = t + lid * SCAN_PER;
+        uint o[SCAN_PER];
+        for (uint k = 0; k < SCAN_PER; ++k) {
+            o[k] = x;
+            x += v[k];
+        }
+        if (t + TILE <= e) {
+            __global uint4* d4 = (__global uint4*)(dst + first);
+            d4[0] = (uint4)(o[0], o[1], o[2], o[3]);
+            d4[1] = (uint4)(o[4], o[5], o[6], o[7]);
+        } else {
+            for (uint k = 0; k < SCAN_PER; ++k)
+                if (first + k < e) dst[first + k] = o[k];
+        }
+        run += total;
+    }
+}
+
+/* The 4 pixels of this work-item in the compaction tile at t and whether each is kept. */
+inline uint load4(__global const uint* px, uint t, uint e, uint wmin, uint4* p) {
+    uint first = t + get_local_id(0) * 4;
+    uint4 v;
+    if (t + CTILE <= e) {
+        v = ((__global const uint4*)px)[first >> 2];
+    } else {
+        v.x = first < e ? px[first] : 0u;
+        v.y = first + 1 < e ? px[first + 1] : 0u;
+        v.z = first + 2 < e ? px[first + 2] : 0u;
+        v.w = first + 3 < e ? px[first + 3] : 0u;
+    }
+    *p = v;
+    uint4 w = clpix_wsum4(v);
+    uint m = (w.x >= wmin && first < e ? 1u : 0u) | (w.y >= wmin && first + 1 < e ? 2u : 0u) |
+             (w.z >= wmin && first + 2 < e ? 4u : 0u) | (w.w >= wmin && first + 3 < e ? 8u : 0u);
+    return m;
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void compact_count(__global const uint* px, uint n, uint wmin, __global uint* counts) {
+    __local uint sh[CLPIX_WG];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint c = 0;
+    uint i = b + get_local_id(0) * 4;
+    __global const uint4* p4 = (__global const uint4*)px;
+    for (; i + 4 * CLPIX_WG + 4 <= e; i += 8 * CLPIX_WG) {
+        int4 a = clpix_wsum4(p4[i >> 2]) >= (uint4)(wmin);
+        int4 d = clpix_wsum4(p4[(i >> 2) + CLPIX_WG]) >= (uint4)(wmin);
+        /* Vector comparisons give -1 for true. */
+        int4 t = a + d;
+        c += (uint)(-(t.x + t.y + t.z + t.w));
+    }
+    for (; i < e; i += 4 * CLPIX_WG) {
+        for (uint k = i; k < min(e, i + 4); ++k) c += clpix_wsum(px[k]) >= wmin;
+    }
+    uint t = wg_sum(c, sh);
+    if (get_local_id(0) == 0) counts[g] = t;
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void compact_relocate(__global const uint* px, uint n, uint wmin,
+                      __global const uint* offsets, uint with_idx,
+                      __global uint* out_idx, __global uint* out_px) {
+    __local uint sh[CLPIX_WG];
+    __local uint st_px[CTILE];
+    __local uint st_idx[CTILE];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint lid = get_local_id(0);
+    uint run = offsets[g];
+    for (uint t = b; t < e; t += CTILE) {
+        uint4 p;
+        uint m = load4(px, t, e, wmin, &p);
+        uint total;
+        uint x = wg_scan(popcount(m), sh, &total);
+        uint first = t + lid * 4;
+        if (m & 1u) { st_px[x] = p.x; st_idx[x] = first; ++x; }
+        if (m & 2u) { st_px[x] = p.y; st_idx[x] = first + 1; ++x; }
+        if (m & 4u) { st_px[x] = p.z; st_idx[x] = first + 2; ++x; }
+        if (m & 8u) { st_px[x] = p.w; st_idx[x] = first + 3; }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint j = lid; j < total; j += CLPIX_WG) {
+            out_px[run + j] = st_px[j];
+            if (with_idx) out_idx[run + j] = st_idx[j];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        run += total;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void compact_hist(__global const uint* px, uint n, uint wmin, uint nbins, __global uint* ghist) {
+    __local uint h[1024];
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint lid = get_local_id(0);
+    for (uint k = lid; k < 1024; k += CLPIX_WG) h[k] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint t = b; t < e; t += CTILE) {
+        uint4 p;
+        uint m = load4(px, t, e, wmin, &p);
+        if (m) {
+            uint4 bins = (uint4)(CLPIX_MAX_LUMA) - clpix_luma4(p);
+            uint q[4] = {bins.x, bins.y, bins.z, bins.w};
+            /* Runs of equal bins among the 4 pixels take one atomic (constant images). */
+            uint cur = 0, cnt = 0;
+            for (uint k = 0; k < 4; ++k) {
+                if (!(m & (1u << k))) continue;
+                if (cnt && q[k] != cur) { atomic_add(&h[cur], cnt); cnt = 0; }
+                cur = q[k];
+                ++cnt;
+            }
+            atomic_add(&h[cur], cnt);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = lid; k < nbins; k += CLPIX_WG) ghist[k * G + g] = h[k];
+}
+
+#define MASK_WORDS ((CLPIX_WG + 31) / 32)
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
+                     __global const uint* offsets, uint with_idx,
+                     __global uint* out_idx, __global uint* out_px) {
+    __local uint base[1024];
+    __local uint mask[1024 * MASK_WORDS];
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint lid = get_local_id(0);
+    uint word = lid / 32, bit = lid % 32;
+    for (uint k = lid; k < nbins; k += CLPIX_WG) base[k] = offsets[k * G + g];
+    for (uint k = lid; k < 1024 * MASK_WORDS; k += CLPIX_WG) mask[k] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Sub-tiles of CLPIX_WG consecutive pixels, one per work-item: the order of the work-items
+       is the scan order, so a work-item's rank in its bin is the number of lower bits set. */
+    for (uint t = b; t < e; t += CTILE) {
+        uint v[4];
+        for (uint k = 0; k < 4; ++k) {
+            uint i = t + k * CLPIX_WG + lid;
+            v[k] = i < e ? px[i] : 0u;
+        }
+        for (uint k = 0; k < 4; ++k) {
+            uint i = t + k * CLPIX_WG + lid;
+            uint keep, bin = bin_of(v[k], wmin, &keep);
+            keep = keep && i < e;
+            if (keep) atomic_or(&mask[bin * MASK_WORDS + word], 1u << bit);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            uint last = 0;
+            if (keep) {
+                __local const uint* mk = mask + bin * MASK_WORDS;
+                uint rank = popcount(mk[word] & ((1u << bit) - 1u));
+                uint above = mk[word] & ~((2u << bit) - 1u);
+                for (uint w = 0; w < word; ++w) rank += popcount(mk[w]);
+                for (uint w = word + 1; w < MASK_WORDS; ++w) above |= mk[w];
+                uint d = base[bin] + rank;
+                if (with_idx) out_idx[d] = i;
+                out_px[d] = v[k];
+                last = above == 0 ? d + 1 : 0u;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (keep) {
+                mask[bin * MASK_WORDS + word] = 0;
+                if (last) base[bin] = last;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#endif

@@ -1,1 +1,854 @@
-//! compact: see its issue. Filled in by the compact work.
+//! Prefix sums and stream compaction: the pixels above a luminance threshold, packed in scan
+//! order or sorted by luminance, and the exclusive scan that packs them.
+//!
+//! # Specification
+//! - **compact**: the pixels with [luminance](crate::luminance) `L > threshold` (threshold
+//!   0..=1023; 1023 keeps none), packed in scan order (`y * width + x`). Each record is a
+//!   [`PixelHit`]: x, y, L, RGBA.
+//! - **compact, sorted**: the same records ordered by L descending; among equal L, scan order
+//!   (a stable sort).
+//! - **compacted image**: an image of the input's size whose first n pixels in scan order are
+//!   the n kept pixels (in the requested [`CompactOrder`]) and whose other pixels are
+//!   (0, 0, 0, 0).
+//! - **exclusive scan** of u32 values: `out[i] = in[0] + … + in[i-1]` with wrapping addition,
+//!   `out[0] = 0`; any length, 0 included.
+//! - A threshold above 1023 is an [`Error::InvalidParameter`]; an image without pixels gives
+//!   an empty result.
+//!
+//! # Method
+//! The seed's four steps. `L > t` is tested as `21 r + 72 g + 7 b >= ceil(25500 (t + 1) / 1023)`,
+//! which is exactly equivalent and needs no division.
+//! - **CPU (rayon)**: the image is cut into pieces; each piece counts its kept pixels (a
+//!   vectorised loop), a scan of the piece counts gives each piece its offset, and the pieces
+//!   write their pixels in parallel. The sort is a parallel stable counting sort: each piece
+//!   counts its kept pixels per luminance, the counts are scanned in the order (L descending,
+//!   piece), and each piece writes its pixels to their bins.
+//! - **OpenCL** (`cl/compact.cl`): (1) each work-group counts the kept pixels of its contiguous
+//!   range; (2) exclusive scan of the group counts; (3) each group relocates its kept pixels in
+//!   tiles, staged through local memory and written out coalesced. For the sort, (1) counts a
+//!   1024-bin luminance histogram per group, (2) scans the `bins × groups` counts, and (3) places
+//!   each pixel at its bin's offset, its rank among equal luminance taken from a per-bin bit mask
+//!   of the work-items (stable). The device writes compact records (the u32 part-local index
+//!   and the u32 pixel); x, y and L are derived on the host. On CPU devices each work-item walks
+//!   a contiguous range instead (`CLPIX_CONTIGUOUS`).
+//! - **Scan** on OpenCL: reduce-then-scan (sum per group, scan of the group sums by one group,
+//!   rescan of each group's range from its offset); no single-pass look-back, since OpenCL does
+//!   not promise forward progress between work-groups.
+
+use crate::cpu::{with_u32_blocks, PIECE};
+use crate::engine::{Backend, Engine, HostPixels};
+use crate::error::{Error, Result};
+use crate::image::{check_pixel_count, ImageInput, ImageView};
+use crate::luminance::luma_u32;
+use crate::opencl::{Arg, ClEngine};
+use crate::reduce::PixelHit;
+use opencl3::event::Event;
+use opencl3::memory::Buffer;
+use rayon::prelude::*;
+use std::fmt;
+use std::sync::Arc;
+
+/// The order of the pixels in [`Engine::compacted_image`].
+///
+/// ```
+/// use clpix::CompactOrder;
+/// assert_ne!(CompactOrder::ScanOrder, CompactOrder::LuminanceDescending);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompactOrder {
+    /// Scan order (`y * width + x`), as [`Engine::compact`].
+    ScanOrder,
+    /// Luminance descending, ties in scan order, as [`Engine::compact_sorted`].
+    LuminanceDescending,
+}
+
+/// A typed array held by an [`Engine`]: in device memory on an OpenCL engine, in host memory on
+/// the CPU engine. Made by [`Engine::upload_array`], read back with [`Engine::download_array`],
+/// scanned in place on the device by [`Engine::exclusive_scan_device`].
+///
+/// Like a [`DeviceImage`](crate::DeviceImage), an array given to an engine that did not make it
+/// is read back and processed there (same results).
+///
+/// ```
+/// let engine = clpix::Engine::new()?;
+/// let a = engine.upload_array(&[3u32, 1, 4, 1, 5])?;
+/// assert_eq!(a.len(), 5);
+/// let s = engine.exclusive_scan_device(&a)?;
+/// assert_eq!(engine.download_array(&s)?, vec![0, 3, 4, 8, 9]);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+pub struct DeviceArray<T> {
+    len: usize,
+    storage: ArrayStorage<T>,
+}
+
+enum ArrayStorage<T> {
+    Host(Vec<T>),
+    OpenCl(Arc<ClEngine>, Buffer<T>),
+}
+
+impl<T> DeviceArray<T> {
+    /// Number of elements.
+    ///
+    /// ```
+    /// let a = clpix::Engine::cpu().upload_array(&[1u32, 2, 3])?;
+    /// assert_eq!(a.len(), 3);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the array has no elements.
+    ///
+    /// ```
+    /// let a = clpix::Engine::cpu().upload_array(&[])?;
+    /// assert!(a.is_empty());
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T> fmt::Debug for DeviceArray<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.storage {
+            ArrayStorage::Host(_) => write!(f, "DeviceArray({} elements, host)", self.len),
+            ArrayStorage::OpenCl(cl, _) => {
+                write!(f, "DeviceArray({} elements on {})", self.len, cl.info.name)
+            }
+        }
+    }
+}
+
+fn check_threshold(threshold: u16) -> Result<()> {
+    if threshold > 1023 {
+        return Err(Error::invalid("threshold", threshold, "0..=1023"));
+    }
+    Ok(())
+}
+
+/// The smallest weighted sum `21 r + 72 g + 7 b` whose luminance is above `threshold`:
+/// `floor(1023 s / 25500) > t` exactly when `1023 s >= 25500 (t + 1)`. Above 25500 for 1023.
+fn wsum_min(threshold: u16) -> u32 {
+    (25500 * (threshold as u32 + 1)).div_ceil(1023)
+}
+
+#[inline(always)]
+fn wsum(p: u32) -> u32 {
+    21 * (p & 0xff) + 72 * ((p >> 8) & 0xff) + 7 * ((p >> 16) & 0xff)
+}
+
+impl Engine {
+    /// The pixels with luminance above `threshold`, packed in scan order.
+    ///
+    /// An error for a threshold above 1023; an empty vector for an image without pixels.
+    ///
+    /// ```
+    /// let mut img = image::RgbaImage::new(4, 3);
+    /// img.put_pixel(3, 0, image::Rgba([255, 255, 255, 255]));
+    /// img.put_pixel(1, 2, image::Rgba([0, 200, 0, 255]));
+    /// let hits = clpix::Engine::new()?.compact(&img, 100)?;
+    /// assert_eq!(hits.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), [(3, 0), (1, 2)]);
+    /// assert_eq!(hits[1].luminance, clpix::luminance(0, 200, 0));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn compact<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        threshold: u16,
+    ) -> Result<Vec<PixelHit>> {
+        self.compact_hits(img.into(), threshold, false)
+    }
+
+    /// The pixels with luminance above `threshold`, by luminance descending; pixels of equal
+    /// luminance stay in scan order (a stable sort).
+    ///
+    /// ```
+    /// let img = image::RgbaImage::from_fn(3, 1, |x, _| image::Rgba([0, [90, 250, 90][x as usize], 0, 255]));
+    /// let hits = clpix::Engine::new()?.compact_sorted(&img, 0)?;
+    /// assert_eq!(hits.iter().map(|h| h.x).collect::<Vec<_>>(), [1, 0, 2]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn compact_sorted<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        threshold: u16,
+    ) -> Result<Vec<PixelHit>> {
+        self.compact_hits(img.into(), threshold, true)
+    }
+
+    /// An image of the input's size whose first pixels (in scan order) are the pixels with
+    /// luminance above `threshold`, in `order`, and whose other pixels are (0, 0, 0, 0): the
+    /// seed's "mush of dots".
+    ///
+    /// ```
+    /// use clpix::CompactOrder;
+    /// let img = image::RgbaImage::from_fn(2, 2, |x, y| image::Rgba([0, (x * 100 + y * 50) as u8, 0, 255]));
+    /// let out = clpix::Engine::new()?.compacted_image(&img, 150, CompactOrder::LuminanceDescending)?;
+    /// assert_eq!(out.get_pixel(0, 0).0, [0, 150, 0, 255]);
+    /// assert_eq!(out.get_pixel(1, 0).0, [0, 100, 0, 255]);
+    /// assert_eq!(out.get_pixel(0, 1).0, [0, 0, 0, 0]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn compacted_image<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        threshold: u16,
+        order: CompactOrder,
+    ) -> Result<image::RgbaImage> {
+        let input = img.into();
+        check_threshold(threshold)?;
+        let n = check_pixel_count(input.width(), input.height())? as usize;
+        let sorted = order == CompactOrder::LuminanceDescending;
+        let mut pixels = vec![0u32; n];
+        if threshold < 1023 && n > 0 {
+            let kept = self.dispatch(
+                "compacted_image",
+                || {
+                    let host = HostPixels::of(input)?;
+                    Ok(cpu_compact(&host.view(), threshold, sorted, |_, _, p| p))
+                },
+                |cl| cl_compact(cl, input, threshold, sorted, false).map(|r| r.px),
+            )?;
+            pixels[..kept.len()].copy_from_slice(&kept);
+        }
+        let bytes: Vec<u8> = bytemuck::cast_slice(&pixels).to_vec();
+        image::RgbaImage::from_raw(input.width(), input.height(), bytes).ok_or(
+            Error::ImageTooLarge {
+                width: input.width() as u64,
+                height: input.height() as u64,
+                reason: "the image does not fit in memory",
+            },
+        )
+    }
+
+    fn compact_hits(
+        &self,
+        input: ImageInput<'_>,
+        threshold: u16,
+        sorted: bool,
+    ) -> Result<Vec<PixelHit>> {
+        check_threshold(threshold)?;
+        check_pixel_count(input.width(), input.height())?;
+        if threshold == 1023 || input.pixel_count() == 0 {
+            return Ok(Vec::new());
+        }
+        let name = if sorted { "compact_sorted" } else { "compact" };
+        let width = input.width();
+        self.dispatch(
+            name,
+            || {
+                let host = HostPixels::of(input)?;
+                Ok(cpu_compact(&host.view(), threshold, sorted, |x, y, p| {
+                    hit(x, y, p)
+                }))
+            },
+            |cl| {
+                let r = cl_compact(cl, input, threshold, sorted, true)?;
+                Ok(r.idx
+                    .par_iter()
+                    .zip(r.px.par_iter())
+                    .with_min_len(4096)
+                    .map(|(&i, &p)| hit(i % width, i / width, p))
+                    .collect())
+            },
+        )
+    }
+
+    /// Copies `data` to the engine: a device buffer on OpenCL, host memory on the CPU engine.
+    ///
+    /// An error if the array is larger than one device buffer may be, or has more than
+    /// `u32::MAX` elements.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let a = engine.upload_array(&[7u32, 8, 9])?;
+    /// assert_eq!(engine.download_array(&a)?, vec![7, 8, 9]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn upload_array(&self, data: &[u32]) -> Result<DeviceArray<u32>> {
+        check_array_len(data.len())?;
+        let storage = match &self.backend {
+            Backend::Cpu => ArrayStorage::Host(data.to_vec()),
+            Backend::OpenCl(cl) => {
+                let mut buf = cl.buffer::<u32>(data.len(), "an array")?;
+                cl.write(&mut buf, 0, data)?;
+                ArrayStorage::OpenCl(cl.clone(), buf)
+            }
+        };
+        Ok(DeviceArray {
+            len: data.len(),
+            storage,
+        })
+    }
+
+    /// Reads an array back into host memory (from whichever engine holds it).
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let a = engine.upload_array(&[1u32, 2])?;
+    /// assert_eq!(engine.download_array(&a)?, vec![1, 2]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn download_array(&self, array: &DeviceArray<u32>) -> Result<Vec<u32>> {
+        download(array)
+    }
+
+    /// Exclusive prefix sum with wrapping addition: `out[i] = data[0] + … + data[i-1]`,
+    /// `out[0] = 0`. Any length.
+    ///
+    /// On OpenCL, arrays larger than one device buffer are scanned in parts, each starting from
+    /// the total of the parts before it.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// assert_eq!(engine.exclusive_scan(&[5, 1, u32::MAX, 2])?, vec![0, 5, 6, 5]);
+    /// assert!(engine.exclusive_scan(&[])?.is_empty());
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn exclusive_scan(&self, data: &[u32]) -> Result<Vec<u32>> {
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.dispatch(
+            "exclusive_scan",
+            || Ok(cpu_scan(data)),
+            |cl| cl_scan_host(cl, data),
+        )
+    }
+
+    /// [`exclusive_scan`](Self::exclusive_scan) of an array held by the engine; the result is a
+    /// new array on the same engine (device memory on OpenCL: nothing crosses the bus).
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let a = engine.upload_array(&vec![1u32; 1000])?;
+    /// let s = engine.download_array(&engine.exclusive_scan_device(&a)?)?;
+    /// assert_eq!((s[0], s[999]), (0, 999));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn exclusive_scan_device(&self, array: &DeviceArray<u32>) -> Result<DeviceArray<u32>> {
+        let cpu = || {
+            let host = match &array.storage {
+                ArrayStorage::Host(v) => cpu_scan(v),
+                ArrayStorage::OpenCl(..) => cpu_scan(&download(array)?),
+            };
+            Ok(DeviceArray {
+                len: array.len,
+                storage: ArrayStorage::Host(host),
+            })
+        };
+        match &self.backend {
+            Backend::OpenCl(cl) => match &array.storage {
+                ArrayStorage::OpenCl(owner, buf) if Arc::ptr_eq(owner, cl) => self.dispatch(
+                    "exclusive_scan_device",
+                    cpu,
+                    |cl| {
+                        let out = cl.buffer::<u32>(array.len, "an array")?;
+                        if array.len > 0 {
+                            let mut events = Vec::new();
+                            cl_scan(cl, buf, array.len, &out, 0, &mut events)?;
+                            cl.finish(&events)?;
+                        }
+                        Ok(DeviceArray {
+                            len: array.len,
+                            storage: ArrayStorage::OpenCl(cl.clone(), out),
+                        })
+                    },
+                ),
+                _ => {
+                    let host = download(array)?;
+                    let scanned = self.exclusive_scan(&host)?;
+                    self.upload_array(&scanned)
+                }
+            },
+            Backend::Cpu => {
+                crate::opencl::set_last_kernel_ns(None);
+                cpu()
+            }
+        }
+    }
+}
+
+fn check_array_len(len: usize) -> Result<()> {
+    if len as u64 > u32::MAX as u64 {
+        return Err(Error::invalid(
+            "array length",
+            len,
+            "at most u32::MAX elements",
+        ));
+    }
+    Ok(())
+}
+
+fn download(array: &DeviceArray<u32>) -> Result<Vec<u32>> {
+    match &array.storage {
+        ArrayStorage::Host(v) => Ok(v.clone()),
+        ArrayStorage::OpenCl(owner, buf) => {
+            let mut out = vec![0u32; array.len];
+            owner.read(buf, 0, &mut out)?;
+            Ok(out)
+        }
+    }
+}
+
+#[inline]
+fn hit(x: u32, y: u32, p: u32) -> PixelHit {
+    PixelHit {
+        x,
+        y,
+        luminance: luma_u32(p) as u16,
+        rgba: p.to_le_bytes(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU path: the executable specification.
+
+/// Elements per rayon task of the scan.
+const SCAN_PIECE: usize = 1 << 16;
+
+fn cpu_scan(data: &[u32]) -> Vec<u32> {
+    let sums: Vec<u32> = data
+        .par_chunks(SCAN_PIECE)
+        .map(|c| c.iter().fold(0u32, |a, &b| a.wrapping_add(b)))
+        .collect();
+    let mut offsets = Vec::with_capacity(sums.len());
+    let mut run = 0u32;
+    for s in sums {
+        offsets.push(run);
+        run = run.wrapping_add(s);
+    }
+    let mut out = vec![0u32; data.len()];
+    out.par_chunks_mut(SCAN_PIECE)
+        .zip(data.par_chunks(SCAN_PIECE))
+        .zip(offsets)
+        .for_each(|((o, d), mut run)| {
+            for (o, &d) in o.iter_mut().zip(d) {
+                *o = run;
+                run = run.wrapping_add(d);
+            }
+        });
+    out
+}
+
+mod kernels {
+    crate::cpu::multiversion! {
+        fn count_kept(px: &[u32], wmin: u32) -> usize {
+            px.iter().map(|&p| (super::wsum(p) >= wmin) as usize).sum::<usize>()
+        }
+    }
+}
+
+/// A run of contiguous pixels: the scan index of its first pixel, and its bytes.
+type Piece<'a> = (u64, &'a [u8]);
+
+fn pieces<'a>(view: &ImageView<'a>) -> Vec<Piece<'a>> {
+    if let Some(bytes) = view.packed_bytes() {
+        return bytes
+            .chunks(PIECE * 4)
+            .enumerate()
+            .map(|(i, c)| ((i * PIECE) as u64, c))
+            .collect();
+    }
+    let w = view.width() as u64;
+    (0..view.height())
+        .flat_map(|y| {
+            view.row(y)
+                .chunks(PIECE * 4)
+                .enumerate()
+                .map(move |(i, c)| (y as u64 * w + (i * PIECE) as u64, c))
+        })
+        .collect()
+}
+
+/// Calls `f(x, y, pixel)` for each kept pixel of a piece, in scan order (x, y kept running,
+/// without a division per pixel).
+#[inline(always)]
+fn for_each_kept(
+    (base, bytes): Piece<'_>,
+    width: u32,
+    wmin: u32,
+    mut f: impl FnMut(u32, u32, u32),
+) {
+    let w = width as u64;
+    let mut y = (base / w) as u32;
+    let mut row_start = y as u64 * w;
+    with_u32_blocks(bytes, 1024, |offset, block| {
+        for (j, &p) in block.iter().enumerate() {
+            if wsum(p) >= wmin {
+                let i = base + (offset + j) as u64;
+                while i >= row_start + w {
+                    row_start += w;
+                    y += 1;
+                }
+                f((i - row_start) as u32, y, p);
+            }
+        }
+    });
+}
+
+/// A pointer shared by the tasks that fill disjoint elements of one vector.
+struct SharedOut<T>(*mut T);
+impl<T> Clone for SharedOut<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SharedOut<T> {}
+// SAFETY: the tasks write disjoint elements (their offsets come from an exclusive scan of
+// their counts) and the vector outlives the parallel loop.
+unsafe impl<T: Send> Send for SharedOut<T> {}
+unsafe impl<T: Send> Sync for SharedOut<T> {}
+
+impl<T> SharedOut<T> {
+    /// # Safety
+    /// `i` is below the vector's capacity and no other task writes element `i`.
+    #[inline(always)]
+    unsafe fn write(self, i: usize, v: T) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { self.0.add(i).write(v) }
+    }
+}
+
+/// Kept pixels of `view` as `make(x, y, pixel)`, in scan order or sorted by luminance
+/// descending (stable).
+fn cpu_compact<T: Send + Sync>(
+    view: &ImageView<'_>,
+    threshold: u16,
+    sorted: bool,
+    make: impl Fn(u32, u32, u32) -> T + Sync,
+) -> Vec<T> {
+    let wmin = wsum_min(threshold);
+    if wmin > 25500 || view.pixel_count() == 0 {
+        return Vec::new();
+    }
+    let width = view.width();
+    let pieces = pieces(view);
+    // (1) counts, per piece (per piece and bin for the sort);
+    // (2) an exclusive scan of them: each piece's (and bin's) first output position.
+    let (total, starts): (usize, Vec<Vec<usize>>) = if sorted {
+        let nbins = 1023 - threshold as usize;
+        let hists: Vec<Vec<u32>> = pieces
+            .par_iter()
+            .map(|&(_, bytes)| {
+                let mut h = vec![0u32; 1024];
+                with_u32_blocks(bytes, 1024, |_, block| {
+                    for &p in block {
+                        let s = wsum(p);
+                        if s >= wmin {
+                            h[1023 - ((1023 * s) / 25500) as usize] += 1;
+                        }
+                    }
+                });
+                h
+            })
+            .collect();
+        let mut starts = vec![vec![0usize; nbins]; pieces.len()];
+        let mut run = 0usize;
+        for b in 0..nbins {
+            for (s, h) in starts.iter_mut().zip(&hists) {
+                s[b] = run;
+                run += h[b] as usize;
+            }
+        }
+        (run, starts)
+    } else {
+        let counts: Vec<usize> = pieces
+            .par_iter()
+            .map(|&(_, bytes)| {
+                let mut c = 0;
+                with_u32_blocks(bytes, 1024, |_, block| c += kernels::count_kept(block, wmin));
+                c
+            })
+            .collect();
+        let mut run = 0usize;
+        let starts = counts
+            .iter()
+            .map(|&c| {
+                let s = run;
+                run += c;
+                vec![s]
+            })
+            .collect();
+        (run, starts)
+    };
+    // (3) each piece writes its kept pixels from its offsets, in parallel.
+    let mut out: Vec<T> = Vec::with_capacity(total);
+    let ptr = SharedOut(out.as_mut_ptr());
+    pieces
+        .par_iter()
+        .zip(starts)
+        .for_each(|(&piece, mut next)| {
+            let ptr = ptr;
+            for_each_kept(piece, width, wmin, |x, y, p| {
+                let slot = if sorted {
+                    &mut next[1023 - luma_u32(p) as usize]
+                } else {
+                    &mut next[0]
+                };
+                // SAFETY: this piece owns the positions [start, start + count) of each of its
+                // bins (or of the piece), and writes exactly `count` pixels there; every position
+                // is below `total`, the vector's capacity.
+                unsafe { ptr.write(*slot, make(x, y, p)) };
+                *slot += 1;
+            });
+        });
+    // SAFETY: the pieces wrote every position below `total` exactly once (the counts of
+    // step (1) are the numbers of pixels step (3) writes, with the same test).
+    unsafe { out.set_len(total) };
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenCL path.
+
+/// Elements per work-group tile of the GPU scan kernels (`TILE` in cl/compact.cl).
+fn tile(cl: &ClEngine) -> usize {
+    if cl.tuning.contiguous {
+        1
+    } else {
+        cl.tuning.wg * 8
+    }
+}
+
+/// Work-groups for a pass over `n` elements: on GPUs at least a few tiles per group, on CPU
+/// devices ranges of 16 Ki elements at least.
+fn groups_for(cl: &ClEngine, n: usize) -> usize {
+    let per = if cl.tuning.contiguous {
+        16 * 1024
+    } else {
+        tile(cl) * 4
+    };
+    n.div_ceil(per).clamp(1, cl.tuning.max_groups)
+}
+
+fn u32_arg(n: usize, what: &'static str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::invalid(what, n, "at most u32::MAX elements"))
+}
+
+/// Enqueues the exclusive scan of `n` elements of `src` into `dst` (which may be `src`),
+/// starting from `carry`. Returns the group sums buffer; its element `groups` is the total.
+fn cl_scan(
+    cl: &ClEngine,
+    src: &Buffer<u32>,
+    n: usize,
+    dst: &Buffer<u32>,
+    carry: u32,
+    events: &mut Vec<Event>,
+) -> Result<(Buffer<u32>, usize)> {
+    let n32 = u32_arg(n, "array length")?;
+    let g = groups_for(cl, n);
+    let wg = cl.tuning.wg;
+    let sums = cl.buffer::<u32>(g + 1, "scan group sums")?;
+    events.push(cl.launch(
+        "compact",
+        "scan_reduce",
+        &[Arg::buf(src), Arg::U32(n32), Arg::buf(&sums)],
+        g * wg,
+        wg,
+    )?);
+    events.push(cl.launch(
+        "compact",
+        "scan_groups",
+        &[Arg::buf(&sums), Arg::U32(g as u32), Arg::U32(carry)],
+        wg,
+        wg,
+    )?);
+    events.push(cl.launch(
+        "compact",
+        "scan_apply",
+        &[Arg::buf(src), Arg::U32(n32), Arg::buf(dst), Arg::buf(&sums)],
+        g * wg,
+        wg,
+    )?);
+    Ok((sums, g))
+}
+
+/// Scans a host slice on the device, in chunks of one buffer each, carrying the total.
+fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>> {
+    let cap = ((cl.max_buffer_bytes / 4) as usize).clamp(1024, 1 << 30);
+    let chunk = cap.min(data.len());
+    let mut src = cl.buffer::<u32>(chunk, "scan input")?;
+    let dst = cl.buffer::<u32>(chunk, "scan output")?;
+    let mut out = vec![0u32; data.len()];
+    let mut carry = 0u32;
+    let mut events = Vec::new();
+    for (d, o) in data.chunks(chunk).zip(out.chunks_mut(chunk)) {
+        cl.write(&mut src, 0, d)?;
+        cl_scan(cl, &src, d.len(), &dst, carry, &mut events)?;
+        cl.read(&dst, 0, o)?;
+        if let (Some(&last_out), Some(&last_in)) = (o.last(), d.last()) {
+            carry = last_out.wrapping_add(last_in);
+        }
+    }
+    cl.finish(&events)?;
+    Ok(out)
+}
+
+/// Kept pixels read back from the device: global scan indices (if asked for) and pixels.
+struct Compacted {
+    idx: Vec<u32>,
+    px: Vec<u32>,
+}
+
+fn cl_compact(
+    cl: &Arc<ClEngine>,
+    input: ImageInput<'_>,
+    threshold: u16,
+    sorted: bool,
+    with_idx: bool,
+) -> Result<Compacted> {
+    let wmin = wsum_min(threshold);
+    let nbins = 1023 - threshold as usize;
+    let width = input.width();
+    let mut all = Compacted {
+        idx: Vec::new(),
+        px: Vec::new(),
+    };
+    let mut parts = 0usize;
+    let mut events = Vec::new();
+    cl.for_each_part(input, |buf, range| {
+        let n = range.pixels();
+        let first = range.first_pixel(width) as u32;
+        let out_px = cl.buffer::<u32>(n, "compacted pixels")?;
+        let out_idx = cl.buffer::<u32>(if with_idx { n } else { 1 }, "compacted indices")?;
+        let (n32, wg) = (n as u32, cl.tuning.wg);
+        let total_at = if sorted {
+            // A group count that keeps the `bins × groups` counters within one buffer.
+            let cap = (cl.max_buffer_bytes / 4) as usize;
+            let g = groups_for(cl, n).min((cap - 1) / nbins).max(1);
+            let ghist = cl.buffer::<u32>(nbins * g + 1, "luminance counts per group")?;
+            events.push(cl.launch(
+                "compact",
+                "compact_hist",
+                &[
+                    Arg::buf(buf),
+                    Arg::U32(n32),
+                    Arg::U32(wmin),
+                    Arg::U32(nbins as u32),
+                    Arg::buf(&ghist),
+                ],
+                g * wg,
+                wg,
+            )?);
+            let (sums, sg) = cl_scan(cl, &ghist, nbins * g, &ghist, 0, &mut events)?;
+            events.push(cl.launch(
+                "compact",
+                "compact_scatter",
+                &[
+                    Arg::buf(buf),
+                    Arg::U32(n32),
+                    Arg::U32(wmin),
+                    Arg::U32(nbins as u32),
+                    Arg::buf(&ghist),
+                    Arg::U32(with_idx as u32),
+                    Arg::buf(&out_idx),
+                    Arg::buf(&out_px),
+                ],
+                g * wg,
+                wg,
+            )?);
+            (sums, sg)
+        } else {
+            let g = groups_for(cl, n);
+            let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
+            events.push(cl.launch(
+                "compact",
+                "compact_count",
+                &[
+                    Arg::buf(buf),
+                    Arg::U32(n32),
+                    Arg::U32(wmin),
+                    Arg::buf(&counts),
+                ],
+                g * wg,
+                wg,
+            )?);
+            events.push(cl.launch(
+                "compact",
+                "scan_groups",
+                &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
+                wg,
+                wg,
+            )?);
+            events.push(cl.launch(
+                "compact",
+                "compact_relocate",
+                &[
+                    Arg::buf(buf),
+                    Arg::U32(n32),
+                    Arg::U32(wmin),
+                    Arg::buf(&counts),
+                    Arg::U32(with_idx as u32),
+                    Arg::buf(&out_idx),
+                    Arg::buf(&out_px),
+                ],
+                g * wg,
+                wg,
+            )?);
+            (counts, g)
+        };
+        let mut total = [0u32];
+        cl.read(&total_at.0, total_at.1, &mut total)?;
+        let m = (total[0] as usize).min(n);
+        let start = all.px.len();
+        all.px.resize(start + m, 0);
+        cl.read(&out_px, 0, &mut all.px[start..])?;
+        if with_idx {
+            all.idx.resize(start + m, 0);
+            let idx = &mut all.idx[start..];
+            cl.read(&out_idx, 0, idx)?;
+            if first != 0 {
+                idx.iter_mut().for_each(|i| *i += first);
+            }
+        }
+        parts += 1;
+        Ok(())
+    })?;
+    cl.finish(&events)?;
+    if sorted && parts > 1 {
+        // Each part is sorted; a stable sort of the parts in scan order by luminance descending
+        // keeps scan order within equal luminance across parts too.
+        let key = |p: u32| std::cmp::Reverse(luma_u32(p));
+        if with_idx {
+            let mut pairs: Vec<(u32, u32)> = all.idx.iter().copied().zip(all.px).collect();
+            pairs.par_sort_by_key(|&(_, p)| key(p));
+            (all.idx, all.px) = pairs.into_iter().unzip();
+        } else {
+            all.px.par_sort_by_key(|&p| key(p));
+        }
+    }
+    Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wsum_min_is_exactly_the_threshold_test() {
+        for t in 0..=1023u16 {
+            let m = wsum_min(t);
+            for s in [m.saturating_sub(1), m, m + 1] {
+                if s <= 25500 {
+                    assert_eq!(s >= m, (1023 * s) / 25500 > t as u32, "t {t} s {s}");
+                }
+            }
+        }
+        assert!(wsum_min(1023) > 25500);
+    }
+
+    #[test]
+    fn cpu_scan_wraps() {
+        let v: Vec<u32> = (0..200_000u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let s = cpu_scan(&v);
+        let mut run = 0u32;
+        for (o, d) in s.iter().zip(&v) {
+            assert_eq!(*o, run);
+            run = run.wrapping_add(*d);
+        }
+    }
+}

@@ -373,7 +373,9 @@ impl ClEngine {
         let queue =
             unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
                 .map_err(|e| Error::cl("clCreateCommandQueue", e.0))?;
-        let contiguous = info.device_type == DeviceType::Cpu;
+        // CLPIX_TUNING=gpu builds the GPU kernel variants on any device (to test them on PoCL).
+        let contiguous = info.device_type == DeviceType::Cpu
+            && std::env::var("CLPIX_TUNING").map_or(true, |v| v.trim() != "gpu");
         let wg = if contiguous {
             1
         } else {

@@ -1,0 +1,240 @@
+//! Compaction, the sort by luminance and the exclusive scan: CPU against plain sequential
+//! references, and every OpenCL device against the CPU, exactly (whole vectors and images).
+
+mod common;
+
+use clpix::{CompactOrder, Engine, Error, ImageView, PixelHit};
+use common::*;
+use proptest::prelude::*;
+use std::sync::OnceLock;
+
+fn engines() -> &'static [Engine] {
+    static E: OnceLock<Vec<Engine>> = OnceLock::new();
+    E.get_or_init(opencl_engines)
+}
+
+fn capped() -> &'static [Engine] {
+    // 4 KiB buffers: 1024 pixels a part, so most test images are split in many parts.
+    static E: OnceLock<Vec<Engine>> = OnceLock::new();
+    E.get_or_init(|| capped_opencl_engines(4096))
+}
+
+fn reference(img: &TestImage, threshold: u16, sorted: bool) -> Vec<PixelHit> {
+    let mut v: Vec<PixelHit> = scan(img)
+        .into_iter()
+        .filter(|p| p.2 > threshold)
+        .map(|(x, y, luminance, rgba)| PixelHit {
+            x,
+            y,
+            luminance,
+            rgba,
+        })
+        .collect();
+    if sorted {
+        v.sort_by_key(|h| std::cmp::Reverse(h.luminance)); // stable
+    }
+    v
+}
+
+fn reference_image(img: &TestImage, threshold: u16, sorted: bool) -> image::RgbaImage {
+    let hits = reference(img, threshold, sorted);
+    let mut out = image::RgbaImage::new(img.width, img.height);
+    for (i, h) in hits.iter().enumerate() {
+        let (x, y) = (i as u32 % img.width, i as u32 / img.width);
+        out.put_pixel(x, y, image::Rgba(h.rgba));
+    }
+    out
+}
+
+type Results = (
+    clpix::Result<Vec<PixelHit>>,
+    clpix::Result<Vec<PixelHit>>,
+    clpix::Result<image::RgbaImage>,
+    clpix::Result<image::RgbaImage>,
+);
+
+fn run_all<'a>(engine: &Engine, input: impl Into<clpix::ImageInput<'a>> + Copy, t: u16) -> Results {
+    (
+        engine.compact(input, t),
+        engine.compact_sorted(input, t),
+        engine.compacted_image(input, t, CompactOrder::ScanOrder),
+        engine.compacted_image(input, t, CompactOrder::LuminanceDescending),
+    )
+}
+
+fn run_device(engine: &Engine, view: ImageView<'_>, t: u16) -> Results {
+    let dev = engine.upload(view).expect("upload");
+    run_all(engine, &dev, t)
+}
+
+fn threshold() -> impl Strategy<Value = u16> {
+    prop_oneof![
+        1 => Just(0u16),
+        1 => Just(1023u16),
+        1 => Just(1022u16),
+        4 => 0..1024u16,
+    ]
+}
+
+fn scan_ref(v: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(v.len());
+    let mut run = 0u32;
+    for &x in v {
+        out.push(run);
+        run = run.wrapping_add(x);
+    }
+    out
+}
+
+fn all_engines() -> Vec<&'static Engine> {
+    static CPU: OnceLock<Engine> = OnceLock::new();
+    let mut v = vec![CPU.get_or_init(Engine::cpu)];
+    v.extend(engines());
+    v.extend(capped());
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 80, ..ProptestConfig::default() })]
+
+    #[test]
+    fn cpu_matches_the_sequential_reference(img in test_image(), t in threshold()) {
+        let cpu = Engine::cpu();
+        let (a, b, c, d) = run_all(&cpu, img.view(), t);
+        prop_assert_eq!(a.unwrap(), reference(&img, t, false));
+        prop_assert_eq!(b.unwrap(), reference(&img, t, true));
+        prop_assert_eq!(c.unwrap(), reference_image(&img, t, false));
+        prop_assert_eq!(d.unwrap(), reference_image(&img, t, true));
+    }
+
+    #[test]
+    fn opencl_matches_cpu_exactly(img in test_image(), t in threshold()) {
+        let expected = run_all(&Engine::cpu(), img.view(), t);
+        for e in engines() {
+            prop_assert_eq!(&run_all(e, img.view(), t), &expected, "host input on {}", e.backend());
+            prop_assert_eq!(&run_device(e, img.view(), t), &expected, "device input on {}", e.backend());
+        }
+    }
+
+    #[test]
+    fn opencl_in_many_parts_matches_cpu(img in test_image(), t in threshold()) {
+        let expected = run_all(&Engine::cpu(), img.view(), t);
+        for e in capped() {
+            prop_assert_eq!(&run_all(e, img.view(), t), &expected, "capped host input on {}", e.backend());
+            prop_assert_eq!(&run_device(e, img.view(), t), &expected, "capped device input on {}", e.backend());
+        }
+    }
+
+    #[test]
+    fn scan_matches_a_sequential_scan(
+        len in prop_oneof![
+            Just(0usize), Just(1), Just(2),
+            (1u32..15).prop_flat_map(|k| prop_oneof![Just((1usize << k) - 1), Just(1usize << k), Just((1usize << k) + 1)]),
+            0..5000usize,
+            5000..300_000usize,
+        ],
+        big in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let mut s = seed;
+        let v: Vec<u32> = (0..len)
+            .map(|_| {
+                let r = splitmix(&mut s) as u32;
+                if big { u32::MAX - (r & 0xff) } else { r & 0xffff }
+            })
+            .collect();
+        let expected = scan_ref(&v);
+        for e in all_engines() {
+            prop_assert_eq!(&e.exclusive_scan(&v).unwrap(), &expected, "{}", e.backend());
+            if e.device().map_or(true, |d| d.max_alloc_bytes as usize >= v.len() * 4) {
+                if let Ok(a) = e.upload_array(&v) {
+                    let out = e.exclusive_scan_device(&a).unwrap();
+                    prop_assert_eq!(out.len(), v.len());
+                    prop_assert_eq!(&e.download_array(&out).unwrap(), &expected, "device {}", e.backend());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_long_scan_matches() {
+    let n = 5_000_003usize;
+    let mut s = 7u64;
+    let v: Vec<u32> = (0..n).map(|_| splitmix(&mut s) as u32).collect();
+    let expected = scan_ref(&v);
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for e in &all {
+        assert_eq!(e.exclusive_scan(&v).unwrap(), expected, "{}", e.backend());
+        let a = e.upload_array(&v).unwrap();
+        let out = e.exclusive_scan_device(&a).unwrap();
+        assert_eq!(e.download_array(&out).unwrap(), expected, "{}", e.backend());
+    }
+}
+
+#[test]
+fn arrays_move_between_engines() {
+    let v: Vec<u32> = (0..10_000).collect();
+    let cpu = Engine::cpu();
+    for e in opencl_engines() {
+        let a = e.upload_array(&v).unwrap();
+        let s = cpu.exclusive_scan_device(&a).unwrap();
+        assert_eq!(cpu.download_array(&s).unwrap(), scan_ref(&v));
+        let h = cpu.upload_array(&v).unwrap();
+        let s = e.exclusive_scan_device(&h).unwrap();
+        assert_eq!(e.download_array(&s).unwrap(), scan_ref(&v));
+    }
+}
+
+#[test]
+fn edge_cases_on_every_backend() {
+    let (w, h) = (333u32, 77u32);
+    let mut cases = vec![
+        make_image(w, h, 0, Content::Constant([10, 200, 30, 255]), 1), // all ties
+        make_image(w, h, 0, Content::White, 2),                        // everything kept
+        make_image(w, h, 0, Content::Black, 3),                        // nothing kept
+        make_image(w, h, 12, Content::Random, 4),                      // strided
+        make_image(1024, 700, 0, Content::Random, 5),                  // many groups
+    ];
+    // One kept pixel, in the last position.
+    let mut last = make_image(w, h, 0, Content::Black, 6);
+    let n = last.data.len();
+    last.data[n - 4..].copy_from_slice(&[255, 255, 255, 7]);
+    cases.push(last);
+    for img in &cases {
+        for t in [0u16, 1, 512, 1022, 1023] {
+            let expected = run_all(&Engine::cpu(), img.view(), t);
+            assert_eq!(expected.0.as_ref().unwrap(), &reference(img, t, false));
+            assert_eq!(expected.1.as_ref().unwrap(), &reference(img, t, true));
+            for e in all_engines() {
+                assert_eq!(run_all(e, img.view(), t), expected, "{img:?} t {t} {}", e.backend());
+                assert_eq!(run_device(e, img.view(), t), expected, "{img:?} t {t} {}", e.backend());
+            }
+        }
+    }
+    let hits = Engine::cpu().compact(cases[5].view(), 1000).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!((hits[0].x, hits[0].y, hits[0].rgba), (w - 1, h - 1, [255, 255, 255, 7]));
+}
+
+#[test]
+fn bad_thresholds_are_errors_and_empty_images_give_empty_results() {
+    let img = make_image(5, 5, 0, Content::Random, 1);
+    let data = vec![0u8; 0];
+    let empty = ImageView::new(&data, 0, 7).unwrap();
+    for e in all_engines() {
+        for t in [1024u16, u16::MAX] {
+            assert!(matches!(e.compact(img.view(), t), Err(Error::InvalidParameter { .. })));
+            assert!(matches!(e.compact_sorted(img.view(), t), Err(Error::InvalidParameter { .. })));
+            assert!(matches!(
+                e.compacted_image(img.view(), t, CompactOrder::ScanOrder),
+                Err(Error::InvalidParameter { .. })
+            ));
+        }
+        assert!(e.compact(empty, 0).unwrap().is_empty());
+        assert!(e.compact_sorted(empty, 0).unwrap().is_empty());
+        let out = e.compacted_image(empty, 0, CompactOrder::LuminanceDescending).unwrap();
+        assert_eq!(out.dimensions(), (0, 7));
+    }
+}
