@@ -98,13 +98,15 @@ __kernel void compact_relocate(__global const uint* px, uint n, uint wmin,
     uint g = get_group_id(0), b, e;
     group_range(n, g, get_num_groups(0), &b, &e);
     uint o = offsets[g];
+    /* No branch per pixel: a dropped pixel is written to position n - 1, which no kept pixel
+       takes when at least one is dropped (and no pixel is dropped otherwise). */
     for (uint i = b; i < e; ++i) {
         uint p = px[i];
-        if (clpix_wsum(p) >= wmin) {
-            if (with_idx) out_idx[o] = i;
-            out_px[o] = p;
-            ++o;
-        }
+        uint keep = clpix_wsum(p) >= wmin;
+        uint d = keep ? o : n - 1;
+        if (with_idx) out_idx[d] = i;
+        out_px[d] = p;
+        o += keep;
     }
 }
 
@@ -113,10 +115,10 @@ __kernel void compact_hist(__global const uint* px, uint n, uint wmin, uint nbin
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
     uint h[1024];
-    for (uint k = 0; k < nbins; ++k) h[k] = 0;
+    for (uint k = 0; k < 1024; ++k) h[k] = 0;
     for (uint i = b; i < e; ++i) {
         uint keep, bin = bin_of(px[i], wmin, &keep);
-        if (keep) h[bin]++;
+        h[bin] += keep;
     }
     for (uint k = 0; k < nbins; ++k) ghist[k * G + g] = h[k];
 }
@@ -126,16 +128,16 @@ __kernel void compact_scatter(__global const uint* px, uint n, uint wmin, uint n
                               __global uint* out_idx, __global uint* out_px) {
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
+    /* Dropped pixels have bins >= nbins, all pointing at position n - 1 (see relocate). */
     uint o[1024];
-    for (uint k = 0; k < nbins; ++k) o[k] = offsets[k * G + g];
+    for (uint k = 0; k < 1024; ++k) o[k] = k < nbins ? offsets[k * G + g] : n - 1;
     for (uint i = b; i < e; ++i) {
         uint p = px[i];
         uint keep, bin = bin_of(p, wmin, &keep);
-        if (keep) {
-            uint d = o[bin]++;
-            if (with_idx) out_idx[d] = i;
-            out_px[d] = p;
-        }
+        uint d = o[bin];
+        if (with_idx) out_idx[d] = i;
+        out_px[d] = p;
+        o[bin] = d + keep;
     }
 }
 

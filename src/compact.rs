@@ -202,19 +202,27 @@ impl Engine {
         check_threshold(threshold)?;
         let n = check_pixel_count(input.width(), input.height())? as usize;
         let sorted = order == CompactOrder::LuminanceDescending;
-        let mut pixels = vec![0u32; n];
-        if threshold < 1023 && n > 0 {
-            let kept = self.dispatch(
+        let bytes = if threshold == 1023 || n == 0 {
+            zeroed_bytes(n * 4)
+        } else {
+            self.dispatch(
                 "compacted_image",
                 || {
                     let host = HostPixels::of(input)?;
-                    Ok(cpu_compact(&host.view(), threshold, sorted, |_, _, p| p))
+                    Ok(cpu_compacted_bytes(&host.view(), threshold, sorted))
                 },
-                |cl| cl_compact(cl, input, threshold, sorted, false).map(|r| r.px),
-            )?;
-            pixels[..kept.len()].copy_from_slice(&kept);
-        }
-        let bytes: Vec<u8> = bytemuck::cast_slice(&pixels).to_vec();
+                |cl| {
+                    let kept = cl_compact(cl, input, threshold, sorted, false)?.px;
+                    let mut bytes = zeroed_bytes(n * 4);
+                    let head = &mut bytes[..kept.len() * 4];
+                    match bytemuck::try_cast_slice_mut::<u8, u32>(head) {
+                        Ok(px) => px.copy_from_slice(&kept),
+                        Err(_) => head.copy_from_slice(bytemuck::cast_slice(&kept)),
+                    }
+                    Ok(bytes)
+                },
+            )?
+        };
         image::RgbaImage::from_raw(input.width(), input.height(), bytes).ok_or(
             Error::ImageTooLarge {
                 width: input.width() as u64,
@@ -247,12 +255,19 @@ impl Engine {
             },
             |cl| {
                 let r = cl_compact(cl, input, threshold, sorted, true)?;
-                Ok(r.idx
-                    .par_iter()
-                    .zip(r.px.par_iter())
-                    .with_min_len(4096)
-                    .map(|(&i, &p)| hit(i % width, i / width, p))
-                    .collect())
+                let div = FastDiv::new(width);
+                let mut hits = big_vec(r.px.len());
+                hits.par_extend(
+                    r.idx
+                        .par_iter()
+                        .zip(r.px.par_iter())
+                        .with_min_len(4096)
+                        .map(|(&i, &p)| {
+                            let y = div.div(i);
+                            hit(i - y * width, y, p)
+                        }),
+                );
+                Ok(hits)
             },
         )
     }
@@ -342,10 +357,8 @@ impl Engine {
         };
         match &self.backend {
             Backend::OpenCl(cl) => match &array.storage {
-                ArrayStorage::OpenCl(owner, buf) if Arc::ptr_eq(owner, cl) => self.dispatch(
-                    "exclusive_scan_device",
-                    cpu,
-                    |cl| {
+                ArrayStorage::OpenCl(owner, buf) if Arc::ptr_eq(owner, cl) => {
+                    self.dispatch("exclusive_scan_device", cpu, |cl| {
                         let out = cl.buffer::<u32>(array.len, "an array")?;
                         if array.len > 0 {
                             let mut events = Vec::new();
@@ -356,8 +369,8 @@ impl Engine {
                             len: array.len,
                             storage: ArrayStorage::OpenCl(cl.clone(), out),
                         })
-                    },
-                ),
+                    })
+                }
                 _ => {
                     let host = download(array)?;
                     let scanned = self.exclusive_scan(&host)?;
@@ -391,6 +404,77 @@ fn download(array: &DeviceArray<u32>) -> Result<Vec<u32>> {
             owner.read(buf, 0, &mut out)?;
             Ok(out)
         }
+    }
+}
+
+/// An empty vector with room for `n` elements, in huge pages where possible (see
+/// [`advise_huge_pages`]).
+fn big_vec<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    advise_huge_pages(
+        v.as_ptr() as usize,
+        n.saturating_mul(std::mem::size_of::<T>()),
+    );
+    v
+}
+
+/// `n` zero bytes (fresh zero pages, written only where the caller writes), in huge pages
+/// where possible.
+fn zeroed_bytes(n: usize) -> Vec<u8> {
+    let v = vec![0u8; n];
+    advise_huge_pages(v.as_ptr() as usize, n);
+    v
+}
+
+/// Asks for transparent huge pages behind a large, not yet touched allocation (Linux, THP in
+/// `madvise` mode): filling a fresh 100 MB result costs tens of thousands of page faults
+/// otherwise, more than the compaction itself. A hint only; failure is ignored.
+#[allow(unused_variables)]
+fn advise_huge_pages(start: usize, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    if bytes >= 8 << 20 {
+        let aligned = (start + 4095) & !4095;
+        let end = start + bytes;
+        if end > aligned {
+            // SAFETY: the range lies inside one live allocation; MADV_HUGEPAGE changes no
+            // contents.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+}
+
+/// Division of u32 indices by a fixed width, through a f64 reciprocal and an exact fix-up.
+#[derive(Clone, Copy)]
+struct FastDiv {
+    d: u64,
+    inv: f64,
+}
+
+impl FastDiv {
+    fn new(d: u32) -> FastDiv {
+        let d = d.max(1);
+        FastDiv {
+            d: d as u64,
+            inv: 1.0 / d as f64,
+        }
+    }
+    /// `i / d`: the estimate is within one of the quotient (relative error below 2^-50).
+    #[inline(always)]
+    fn div(self, i: u32) -> u32 {
+        let mut q = (i as f64 * self.inv) as u64;
+        let i = i as u64;
+        if q * self.d > i {
+            q -= 1;
+        } else if (q + 1) * self.d <= i {
+            q += 1;
+        }
+        q as u32
     }
 }
 
@@ -464,7 +548,22 @@ fn pieces<'a>(view: &ImageView<'a>) -> Vec<Piece<'a>> {
         .collect()
 }
 
-/// Calls `f(x, y, pixel)` for each kept pixel of a piece, in scan order (x, y kept running,
+/// Pixels per block of the CPU loops (the positions of a block's kept pixels fit a u16).
+const BLOCK: usize = 1024;
+
+/// Writes the positions of the kept pixels of `block` to `kept`, without a branch per pixel
+/// (half the pixels kept at random would mispredict half the time); returns how many.
+#[inline(always)]
+fn kept_positions(block: &[u32], wmin: u32, kept: &mut [u16; BLOCK]) -> usize {
+    let mut k = 0;
+    for (j, &p) in block.iter().enumerate() {
+        kept[k] = j as u16;
+        k += (wsum(p) >= wmin) as usize;
+    }
+    k
+}
+
+/// Calls `f(x, y, pixel)` for each kept pixel of a piece, in scan order (x and y kept running,
 /// without a division per pixel).
 #[inline(always)]
 fn for_each_kept(
@@ -476,21 +575,22 @@ fn for_each_kept(
     let w = width as u64;
     let mut y = (base / w) as u32;
     let mut row_start = y as u64 * w;
-    with_u32_blocks(bytes, 1024, |offset, block| {
-        for (j, &p) in block.iter().enumerate() {
-            if wsum(p) >= wmin {
-                let i = base + (offset + j) as u64;
-                while i >= row_start + w {
-                    row_start += w;
-                    y += 1;
-                }
-                f((i - row_start) as u32, y, p);
+    let mut kept = [0u16; BLOCK];
+    with_u32_blocks(bytes, BLOCK, |offset, block| {
+        let k = kept_positions(block, wmin, &mut kept);
+        for &j in &kept[..k] {
+            let p = block[j as usize];
+            let i = base + (offset + j as usize) as u64;
+            while i >= row_start + w {
+                row_start += w;
+                y += 1;
             }
+            f((i - row_start) as u32, y, p);
         }
     });
 }
 
-/// A pointer shared by the tasks that fill disjoint elements of one vector.
+/// A pointer shared by the tasks that fill disjoint elements of one buffer.
 struct SharedOut<T>(*mut T);
 impl<T> Clone for SharedOut<T> {
     fn clone(&self) -> Self {
@@ -499,13 +599,13 @@ impl<T> Clone for SharedOut<T> {
 }
 impl<T> Copy for SharedOut<T> {}
 // SAFETY: the tasks write disjoint elements (their offsets come from an exclusive scan of
-// their counts) and the vector outlives the parallel loop.
+// their counts) and the buffer outlives the parallel loop.
 unsafe impl<T: Send> Send for SharedOut<T> {}
 unsafe impl<T: Send> Sync for SharedOut<T> {}
 
 impl<T> SharedOut<T> {
     /// # Safety
-    /// `i` is below the vector's capacity and no other task writes element `i`.
+    /// `i` is inside the buffer and no other task writes element `i`.
     #[inline(always)]
     unsafe fn write(self, i: usize, v: T) {
         // SAFETY: guaranteed by the caller.
@@ -513,37 +613,48 @@ impl<T> SharedOut<T> {
     }
 }
 
-/// Kept pixels of `view` as `make(x, y, pixel)`, in scan order or sorted by luminance
-/// descending (stable).
-fn cpu_compact<T: Send + Sync>(
-    view: &ImageView<'_>,
-    threshold: u16,
+/// Steps (1) and (2) of the CPU compaction: the pieces, and where each piece (each piece's
+/// bin, for the sort) starts in the output; plus the number of kept pixels.
+struct Plan<'a> {
+    pieces: Vec<Piece<'a>>,
+    starts: Vec<Vec<usize>>,
+    total: usize,
+    wmin: u32,
+    width: u32,
     sorted: bool,
-    make: impl Fn(u32, u32, u32) -> T + Sync,
-) -> Vec<T> {
+}
+
+fn cpu_plan<'a>(view: &ImageView<'a>, threshold: u16, sorted: bool) -> Plan<'a> {
     let wmin = wsum_min(threshold);
-    if wmin > 25500 || view.pixel_count() == 0 {
-        return Vec::new();
-    }
-    let width = view.width();
-    let pieces = pieces(view);
+    let pieces = if wmin > 25500 {
+        Vec::new()
+    } else {
+        pieces(view)
+    };
     // (1) counts, per piece (per piece and bin for the sort);
     // (2) an exclusive scan of them: each piece's (and bin's) first output position.
-    let (total, starts): (usize, Vec<Vec<usize>>) = if sorted {
+    let (total, starts) = if sorted {
         let nbins = 1023 - threshold as usize;
         let hists: Vec<Vec<u32>> = pieces
             .par_iter()
             .map(|&(_, bytes)| {
-                let mut h = vec![0u32; 1024];
-                with_u32_blocks(bytes, 1024, |_, block| {
-                    for &p in block {
+                // Two histograms, so that runs of equal luminance do not wait on each other.
+                let mut h = vec![0u32; 2 * 1024];
+                with_u32_blocks(bytes, BLOCK, |_, block| {
+                    let (h0, h1) = h.split_at_mut(1024);
+                    let mut pairs = block.chunks_exact(2);
+                    for q in &mut pairs {
+                        let (s0, s1) = (wsum(q[0]), wsum(q[1]));
+                        h0[(1023 - ((1023 * s0) / 25500) as usize) & 1023] += (s0 >= wmin) as u32;
+                        h1[(1023 - ((1023 * s1) / 25500) as usize) & 1023] += (s1 >= wmin) as u32;
+                    }
+                    for &p in pairs.remainder() {
                         let s = wsum(p);
-                        if s >= wmin {
-                            h[1023 - ((1023 * s) / 25500) as usize] += 1;
-                        }
+                        h0[(1023 - ((1023 * s) / 25500) as usize) & 1023] += (s >= wmin) as u32;
                     }
                 });
-                h
+                let (h0, h1) = h.split_at(1024);
+                h0.iter().zip(h1).map(|(a, b)| a + b).collect()
             })
             .collect();
         let mut starts = vec![vec![0usize; nbins]; pieces.len()];
@@ -560,7 +671,9 @@ fn cpu_compact<T: Send + Sync>(
             .par_iter()
             .map(|&(_, bytes)| {
                 let mut c = 0;
-                with_u32_blocks(bytes, 1024, |_, block| c += kernels::count_kept(block, wmin));
+                with_u32_blocks(bytes, BLOCK, |_, block| {
+                    c += kernels::count_kept(block, wmin)
+                });
                 c
             })
             .collect();
@@ -575,31 +688,74 @@ fn cpu_compact<T: Send + Sync>(
             .collect();
         (run, starts)
     };
-    // (3) each piece writes its kept pixels from its offsets, in parallel.
-    let mut out: Vec<T> = Vec::with_capacity(total);
-    let ptr = SharedOut(out.as_mut_ptr());
-    pieces
-        .par_iter()
-        .zip(starts)
-        .for_each(|(&piece, mut next)| {
-            let ptr = ptr;
-            for_each_kept(piece, width, wmin, |x, y, p| {
-                let slot = if sorted {
-                    &mut next[1023 - luma_u32(p) as usize]
-                } else {
-                    &mut next[0]
-                };
-                // SAFETY: this piece owns the positions [start, start + count) of each of its
-                // bins (or of the piece), and writes exactly `count` pixels there; every position
-                // is below `total`, the vector's capacity.
-                unsafe { ptr.write(*slot, make(x, y, p)) };
-                *slot += 1;
+    Plan {
+        pieces,
+        starts,
+        total,
+        wmin,
+        width: view.width(),
+        sorted,
+    }
+}
+
+impl Plan<'_> {
+    /// (3): each piece writes `make(x, y, pixel)` of its kept pixels from its offsets, in
+    /// parallel, to elements `0..total` of `out`.
+    ///
+    /// # Safety
+    /// `out` points to at least `total` writable elements of `T`.
+    unsafe fn write<T: Send>(self, out: SharedOut<T>, make: impl Fn(u32, u32, u32) -> T + Sync) {
+        let (width, wmin, sorted) = (self.width, self.wmin, self.sorted);
+        self.pieces
+            .par_iter()
+            .zip(self.starts)
+            .for_each(|(&piece, mut next)| {
+                let out = out;
+                for_each_kept(piece, width, wmin, |x, y, p| {
+                    let slot = if sorted {
+                        &mut next[1023 - luma_u32(p) as usize]
+                    } else {
+                        &mut next[0]
+                    };
+                    // SAFETY: this piece owns positions [start, start + count) of each of its
+                    // bins (or of the piece) and writes exactly `count` pixels there (the same
+                    // test as the counts); all of them are below `total`.
+                    unsafe { out.write(*slot, make(x, y, p)) };
+                    *slot += 1;
+                });
             });
-        });
-    // SAFETY: the pieces wrote every position below `total` exactly once (the counts of
-    // step (1) are the numbers of pixels step (3) writes, with the same test).
+    }
+}
+
+/// Kept pixels of `view` as `make(x, y, pixel)`, in scan order or sorted by luminance
+/// descending (stable).
+fn cpu_compact<T: Send>(
+    view: &ImageView<'_>,
+    threshold: u16,
+    sorted: bool,
+    make: impl Fn(u32, u32, u32) -> T + Sync,
+) -> Vec<T> {
+    let plan = cpu_plan(view, threshold, sorted);
+    let total = plan.total;
+    let mut out: Vec<T> = big_vec(total);
+    // SAFETY: the capacity is `total`.
+    unsafe { plan.write(SharedOut(out.as_mut_ptr()), make) };
+    // SAFETY: `write` wrote every position below `total` exactly once.
     unsafe { out.set_len(total) };
     out
+}
+
+/// The compacted image's bytes: kept pixels first, zeros after.
+fn cpu_compacted_bytes(view: &ImageView<'_>, threshold: u16, sorted: bool) -> Vec<u8> {
+    let mut bytes = zeroed_bytes(view.pixel_count() as usize * 4);
+    let plan = cpu_plan(view, threshold, sorted);
+    // SAFETY: `bytes` holds pixel_count >= total elements of [u8; 4] (alignment 1).
+    unsafe {
+        plan.write(SharedOut(bytes.as_mut_ptr() as *mut [u8; 4]), |_, _, p| {
+            p.to_le_bytes()
+        })
+    };
+    bytes
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -842,8 +998,44 @@ mod tests {
     }
 
     #[test]
+    fn fast_division_is_exact() {
+        for d in [
+            1u32,
+            2,
+            3,
+            7,
+            640,
+            4095,
+            4096,
+            65535,
+            1 << 20,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let f = FastDiv::new(d);
+            let mut s = 1u64;
+            for k in 0..20_000u64 {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let i = match k % 4 {
+                    0 => (s >> 32) as u32,
+                    1 => u32::MAX - (k as u32),
+                    2 => ((s >> 40) as u32)
+                        .wrapping_mul(d)
+                        .wrapping_sub(k as u32 % 2),
+                    _ => k as u32,
+                };
+                assert_eq!(f.div(i), i / d, "{i} / {d}");
+            }
+        }
+    }
+
+    #[test]
     fn cpu_scan_wraps() {
-        let v: Vec<u32> = (0..200_000u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let v: Vec<u32> = (0..200_000u32)
+            .map(|i| i.wrapping_mul(2654435761))
+            .collect();
         let s = cpu_scan(&v);
         let mut run = 0u32;
         for (o, d) in s.iter().zip(&v) {

@@ -13,8 +13,8 @@ mod luminance;
 mod opencl;
 mod reduce;
 
-pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::compact::{CompactOrder, DeviceArray};
+pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::error::{Error, Result};
 pub use crate::image::{DeviceImage, ImageInput, ImageView};
 pub use crate::luminance::{luminance, MAX_LUMINANCE};

@@ -208,14 +208,27 @@ fn edge_cases_on_every_backend() {
             assert_eq!(expected.0.as_ref().unwrap(), &reference(img, t, false));
             assert_eq!(expected.1.as_ref().unwrap(), &reference(img, t, true));
             for e in all_engines() {
-                assert_eq!(run_all(e, img.view(), t), expected, "{img:?} t {t} {}", e.backend());
-                assert_eq!(run_device(e, img.view(), t), expected, "{img:?} t {t} {}", e.backend());
+                assert_eq!(
+                    run_all(e, img.view(), t),
+                    expected,
+                    "{img:?} t {t} {}",
+                    e.backend()
+                );
+                assert_eq!(
+                    run_device(e, img.view(), t),
+                    expected,
+                    "{img:?} t {t} {}",
+                    e.backend()
+                );
             }
         }
     }
     let hits = Engine::cpu().compact(cases[5].view(), 1000).unwrap();
     assert_eq!(hits.len(), 1);
-    assert_eq!((hits[0].x, hits[0].y, hits[0].rgba), (w - 1, h - 1, [255, 255, 255, 7]));
+    assert_eq!(
+        (hits[0].x, hits[0].y, hits[0].rgba),
+        (w - 1, h - 1, [255, 255, 255, 7])
+    );
 }
 
 #[test]
@@ -225,8 +238,14 @@ fn bad_thresholds_are_errors_and_empty_images_give_empty_results() {
     let empty = ImageView::new(&data, 0, 7).unwrap();
     for e in all_engines() {
         for t in [1024u16, u16::MAX] {
-            assert!(matches!(e.compact(img.view(), t), Err(Error::InvalidParameter { .. })));
-            assert!(matches!(e.compact_sorted(img.view(), t), Err(Error::InvalidParameter { .. })));
+            assert!(matches!(
+                e.compact(img.view(), t),
+                Err(Error::InvalidParameter { .. })
+            ));
+            assert!(matches!(
+                e.compact_sorted(img.view(), t),
+                Err(Error::InvalidParameter { .. })
+            ));
             assert!(matches!(
                 e.compacted_image(img.view(), t, CompactOrder::ScanOrder),
                 Err(Error::InvalidParameter { .. })
@@ -234,7 +253,9 @@ fn bad_thresholds_are_errors_and_empty_images_give_empty_results() {
         }
         assert!(e.compact(empty, 0).unwrap().is_empty());
         assert!(e.compact_sorted(empty, 0).unwrap().is_empty());
-        let out = e.compacted_image(empty, 0, CompactOrder::LuminanceDescending).unwrap();
+        let out = e
+            .compacted_image(empty, 0, CompactOrder::LuminanceDescending)
+            .unwrap();
         assert_eq!(out.dimensions(), (0, 7));
     }
 }
