@@ -710,7 +710,6 @@ impl Plan<'_> {
             .par_iter()
             .zip(self.starts)
             .for_each(|(&piece, mut next)| {
-                let out = out;
                 for_each_kept(piece, width, wmin, |x, y, p| {
                     let slot = if sorted {
                         &mut next[1023 - luma_u32(p) as usize]

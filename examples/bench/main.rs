@@ -198,8 +198,62 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lines.push(line);
         }
     }
+    if ops
+        .as_ref()
+        .is_none_or(|o| o.split(',').any(|n| n == "exclusive_scan"))
+    {
+        for line in scan_rows(&engines, size, reps) {
+            println!("{line}");
+            lines.push(line);
+        }
+    }
     if let Some(out) = arg(&args, "--out") {
         std::fs::write(out, lines.join("\n") + "\n")?;
     }
     Ok(())
+}
+
+/// The exclusive scan of `size * size` u32 (64 Mi at 8192, as the CUB anchor) held by the engine:
+/// GB/s counts the bytes read and written (8 per element); "Gpix/s" is G elements/s.
+fn scan_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    let n = size as usize * size as usize;
+    let data: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 8)
+        .collect();
+    let mut out = Vec::new();
+    for e in engines {
+        let name = match e.device() {
+            Some(d) => format!("OpenCL {}", d.name),
+            None => format!("rayon {} threads", rayon::current_num_threads()),
+        };
+        let result = (|| -> clpix::Result<String> {
+            let arr = e.upload_array(&data)?;
+            let wall = time(reps, || e.exclusive_scan_device(&arr).map(drop))?;
+            let kernel = if e.device().is_some() {
+                let mut ks = Vec::new();
+                for _ in 0..reps {
+                    e.exclusive_scan_device(&arr)?;
+                    ks.push(e.last_kernel_time().unwrap_or_default());
+                }
+                format!("{:.3} ms", median(ks).as_secs_f64() * 1e3)
+            } else {
+                "-".into()
+            };
+            let e2e = time(reps.min(7), || e.exclusive_scan(&data).map(drop))?;
+            let s = wall.as_secs_f64();
+            Ok(format!(
+                "| exclusive_scan ({n} u32) | Random | {} | {:.3} ms | {:.2} | {:.1} | {} | {:.3} ms |",
+                name,
+                s * 1e3,
+                n as f64 / s / 1e9,
+                n as f64 * 8.0 / s / 1e9,
+                kernel,
+                e2e.as_secs_f64() * 1e3
+            ))
+        })();
+        out.push(result.unwrap_or_else(|err| {
+            format!("| exclusive_scan | Random | {name} | error: {err} | | | | |")
+        }));
+    }
+    out
 }

@@ -1,0 +1,67 @@
+//! Criterion benchmarks of compaction, the sort by luminance and the exclusive scan, on every
+//! backend (rayon and each OpenCL device). `CLPIX_BENCH_SIZE` sets the image side (default
+//! 2048), `CLPIX_SCAN_LEN` the scan length (default 16 Mi u32; 64 Mi on a GPU machine).
+
+use clpix::Engine;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::hint::black_box;
+
+fn engines() -> Vec<Engine> {
+    let mut v = vec![Engine::cpu()];
+    for d in clpix::devices().unwrap_or_default() {
+        if let Ok(e) = Engine::with_device(&d) {
+            v.push(e);
+        }
+    }
+    v
+}
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+fn bench(c: &mut Criterion) {
+    let size = env("CLPIX_BENCH_SIZE", 2048) as u32;
+    // Random pixels: threshold 512 keeps about half of them.
+    let img = image::RgbaImage::from_fn(size, size, |x, y| {
+        let h = (x.wrapping_mul(2654435761) ^ y.wrapping_mul(40503)).wrapping_mul(0x9E3779B1);
+        image::Rgba(h.to_le_bytes())
+    });
+    let mut g = c.benchmark_group(format!("compact/{size}x{size}"));
+    g.throughput(Throughput::Elements(size as u64 * size as u64));
+    g.sample_size(10);
+    for e in engines() {
+        let label = e.backend().to_string();
+        let dev = e.upload(&img).expect("upload");
+        g.bench_function(format!("compact t512/{label}"), |b| {
+            b.iter(|| black_box(e.compact(&dev, 512).expect("compact")))
+        });
+        g.bench_function(format!("compact_sorted t512/{label}"), |b| {
+            b.iter(|| black_box(e.compact_sorted(&dev, 512).expect("compact_sorted")))
+        });
+    }
+    g.finish();
+
+    let n = env("CLPIX_SCAN_LEN", 16 << 20);
+    let data: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 8)
+        .collect();
+    let mut g = c.benchmark_group(format!("exclusive_scan/{n}"));
+    // Bytes read and written, as the CUB anchor counts them.
+    g.throughput(Throughput::Bytes(8 * n as u64));
+    g.sample_size(10);
+    for e in engines() {
+        let label = e.backend().to_string();
+        let arr = e.upload_array(&data).expect("upload_array");
+        g.bench_function(format!("device/{label}"), |b| {
+            b.iter(|| black_box(e.exclusive_scan_device(&arr).expect("scan")))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
