@@ -257,16 +257,23 @@ impl Engine {
                 let r = cl_compact(cl, input, threshold, sorted, true)?;
                 let div = FastDiv::new(width);
                 let mut hits = big_vec(r.px.len());
-                hits.par_extend(
-                    r.idx
-                        .par_iter()
-                        .zip(r.px.par_iter())
-                        .with_min_len(4096)
-                        .map(|(&i, &p)| {
-                            let y = div.div(i);
-                            hit(i - y * width, y, p)
-                        }),
-                );
+                let make = |(&i, &p): (&u32, &u32)| {
+                    let y = div.div(i);
+                    hit(i - y * width, y, p)
+                };
+                if cl.tuning.contiguous {
+                    // A CPU device: its driver's threads hold the same cores (rayon here ran
+                    // several times slower than one thread on PoCL).
+                    hits.extend(r.idx.iter().zip(r.px.iter()).map(make));
+                } else {
+                    hits.par_extend(
+                        r.idx
+                            .par_iter()
+                            .zip(r.px.par_iter())
+                            .with_min_len(4096)
+                            .map(make),
+                    );
+                }
                 Ok(hits)
             },
         )
@@ -506,6 +513,7 @@ fn cpu_scan(data: &[u32]) -> Vec<u32> {
         run = run.wrapping_add(s);
     }
     let mut out = vec![0u32; data.len()];
+    advise_huge_pages(out.as_ptr() as usize, data.len() * 4);
     out.par_chunks_mut(SCAN_PIECE)
         .zip(data.par_chunks(SCAN_PIECE))
         .zip(offsets)
@@ -843,6 +851,16 @@ fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// Appends `m` zeros to `v`: fresh zero pages (in huge pages where possible) when `v` is empty.
+fn grow(v: &mut Vec<u32>, m: usize) {
+    if v.is_empty() {
+        *v = vec![0u32; m];
+        advise_huge_pages(v.as_ptr() as usize, m * 4);
+    } else {
+        v.resize(v.len() + m, 0);
+    }
+}
+
 /// Kept pixels read back from the device: global scan indices (if asked for) and pixels.
 struct Compacted {
     idx: Vec<u32>,
@@ -868,8 +886,9 @@ fn cl_compact(
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
         let first = range.first_pixel(width) as u32;
-        let out_px = cl.buffer::<u32>(n, "compacted pixels")?;
-        let out_idx = cl.buffer::<u32>(if with_idx { n } else { 1 }, "compacted indices")?;
+        let (px_count, out_px) = cl.take_scratch("compacted pixels", n)?;
+        let (idx_count, out_idx) =
+            cl.take_scratch("compacted indices", if with_idx { n } else { 1 })?;
         let (n32, wg) = (n as u32, cl.tuning.wg);
         let total_at = if sorted {
             // A group count that keeps the `bins × groups` counters within one buffer.
@@ -899,6 +918,8 @@ fn cl_compact(
                     Arg::U32(wmin),
                     Arg::U32(nbins as u32),
                     Arg::buf(&ghist),
+                    Arg::buf(&sums),
+                    Arg::U32(sg as u32),
                     Arg::U32(with_idx as u32),
                     Arg::buf(&out_idx),
                     Arg::buf(&out_px),
@@ -950,16 +971,18 @@ fn cl_compact(
         cl.read(&total_at.0, total_at.1, &mut total)?;
         let m = (total[0] as usize).min(n);
         let start = all.px.len();
-        all.px.resize(start + m, 0);
+        grow(&mut all.px, m);
         cl.read(&out_px, 0, &mut all.px[start..])?;
         if with_idx {
-            all.idx.resize(start + m, 0);
+            grow(&mut all.idx, m);
             let idx = &mut all.idx[start..];
             cl.read(&out_idx, 0, idx)?;
             if first != 0 {
                 idx.iter_mut().for_each(|i| *i += first);
             }
         }
+        cl.give_scratch("compacted pixels", px_count, out_px);
+        cl.give_scratch("compacted indices", idx_count, out_idx);
         parts += 1;
         Ok(())
     })?;

@@ -338,6 +338,8 @@ pub(crate) struct ClEngine {
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<(&'static str, &'static str), Vec<Kernel>>>,
+    /// Idle scratch buffers by name, with their element counts (see [`ClEngine::take_scratch`]).
+    scratch: Mutex<HashMap<&'static str, Vec<(usize, Buffer<u32>)>>>,
 }
 
 // SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
@@ -409,6 +411,7 @@ impl ClEngine {
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(HashMap::new()),
         })
     }
 
@@ -537,6 +540,35 @@ impl ClEngine {
         }
         set_last_kernel_ns(Some(ns));
         Ok(())
+    }
+
+    /// A scratch buffer of at least `count` u32, reused between calls: on CPU devices a fresh
+    /// buffer costs a page fault per 4 KiB at its first write, every call. The caller has it to
+    /// itself until it hands it back with [`give_scratch`](Self::give_scratch).
+    /// Returns the buffer and its element count.
+    pub(crate) fn take_scratch(
+        &self,
+        name: &'static str,
+        count: usize,
+    ) -> Result<(usize, Buffer<u32>)> {
+        let found = lock(&self.scratch).get_mut(name).and_then(|v| {
+            let i = v.iter().position(|(c, _)| *c >= count)?;
+            Some(v.swap_remove(i))
+        });
+        match found {
+            Some(b) => Ok(b),
+            None => Ok((count.max(1), self.buffer::<u32>(count, name)?)),
+        }
+    }
+
+    /// Returns a buffer from [`take_scratch`](Self::take_scratch) for later calls (keeping at
+    /// most two per name: the largest).
+    pub(crate) fn give_scratch(&self, name: &'static str, count: usize, buf: Buffer<u32>) {
+        let mut pool = lock(&self.scratch);
+        let v = pool.entry(name).or_default();
+        v.push((count.max(1), buf));
+        v.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
+        v.truncate(2);
     }
 
     /// A device buffer of `count` elements (at least one: OpenCL has no empty buffers).
