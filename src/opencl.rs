@@ -323,6 +323,9 @@ impl Arg {
     }
 }
 
+/// Idle scratch buffers by name, each with its element count.
+type ScratchPool = HashMap<&'static str, Vec<(usize, Buffer<u32>)>>;
+
 /// An OpenCL device opened for clpix: context, in-order profiling queue, programs and kernels.
 pub(crate) struct ClEngine {
     pub info: DeviceInfo,
@@ -339,7 +342,7 @@ pub(crate) struct ClEngine {
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<(&'static str, &'static str), Vec<Kernel>>>,
     /// Idle scratch buffers by name, with their element counts (see [`ClEngine::take_scratch`]).
-    scratch: Mutex<HashMap<&'static str, Vec<(usize, Buffer<u32>)>>>,
+    scratch: Mutex<ScratchPool>,
 }
 
 // SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
