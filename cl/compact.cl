@@ -92,23 +92,29 @@ __kernel void compact_count(__global const uint* px, uint n, uint wmin, __global
     counts[g] = c;
 }
 
+/* Blocks of pixels: the positions of the kept ones are collected without a branch per pixel
+   (half kept at random would mispredict half the time), then those pixels are written. */
+#define KBLOCK 256u
+
 __kernel void compact_relocate(__global const uint* px, uint n, uint wmin,
                                __global const uint* offsets, uint with_idx,
                                __global uint* out_idx, __global uint* out_px) {
     uint g = get_group_id(0), b, e;
     group_range(n, g, get_num_groups(0), &b, &e);
     uint o = offsets[g];
-    /* No branch per pixel: a dropped pixel is written to a position at or after the m kept
-       ones (there is one when a pixel is dropped), a different cache line for each group. */
-    uint m = offsets[get_num_groups(0)];
-    uint dummy = n > m ? m + (g * 16u) % (n - m) : 0u;
-    for (uint i = b; i < e; ++i) {
-        uint p = px[i];
-        uint keep = clpix_wsum(p) >= wmin;
-        uint d = keep ? o : dummy;
-        if (with_idx) out_idx[d] = i;
-        out_px[d] = p;
-        o += keep;
+    uint kp[KBLOCK];
+    for (uint t = b; t < e; t += KBLOCK) {
+        uint te = min(e, t + KBLOCK), k = 0;
+        for (uint i = t; i < te; ++i) {
+            kp[k] = i;
+            k += clpix_wsum(px[i]) >= wmin;
+        }
+        for (uint j = 0; j < k; ++j) {
+            uint i = kp[j];
+            if (with_idx) out_idx[o] = i;
+            out_px[o] = px[i];
+            ++o;
+        }
     }
 }
 
@@ -126,24 +132,26 @@ __kernel void compact_hist(__global const uint* px, uint n, uint wmin, uint nbin
 }
 
 __kernel void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
-                              __global const uint* offsets, __global const uint* total,
-                              uint total_index, uint with_idx,
+                              __global const uint* offsets, uint with_idx,
                               __global uint* out_idx, __global uint* out_px) {
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
-    /* Dropped pixels have bins >= nbins, all pointing at one position after the kept ones
-       (see compact_relocate). */
-    uint m = total[total_index];
-    uint dummy = n > m ? m + (g * 16u) % (n - m) : 0u;
     uint o[1024];
-    for (uint k = 0; k < 1024; ++k) o[k] = k < nbins ? offsets[k * G + g] : dummy;
-    for (uint i = b; i < e; ++i) {
-        uint p = px[i];
-        uint keep, bin = bin_of(p, wmin, &keep);
-        uint d = o[bin];
-        if (with_idx) out_idx[d] = i;
-        out_px[d] = p;
-        o[bin] = d + keep;
+    for (uint k = 0; k < nbins; ++k) o[k] = offsets[k * G + g];
+    uint kp[KBLOCK];
+    for (uint t = b; t < e; t += KBLOCK) {
+        uint te = min(e, t + KBLOCK), k = 0;
+        for (uint i = t; i < te; ++i) {
+            kp[k] = i;
+            k += clpix_wsum(px[i]) >= wmin;
+        }
+        for (uint j = 0; j < k; ++j) {
+            uint i = kp[j];
+            uint p = px[i];
+            uint d = o[CLPIX_MAX_LUMA - clpix_luma(p)]++;
+            if (with_idx) out_idx[d] = i;
+            out_px[d] = p;
+        }
     }
 }
 
@@ -372,8 +380,7 @@ void compact_hist(__global const uint* px, uint n, uint wmin, uint nbins, __glob
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
-                     __global const uint* offsets, __global const uint* total,
-                     uint total_index, uint with_idx,
+                     __global const uint* offsets, uint with_idx,
                      __global uint* out_idx, __global uint* out_px) {
     __local uint base[1024];
     __local uint mask[1024 * MASK_WORDS];

@@ -918,8 +918,6 @@ fn cl_compact(
                     Arg::U32(wmin),
                     Arg::U32(nbins as u32),
                     Arg::buf(&ghist),
-                    Arg::buf(&sums),
-                    Arg::U32(sg as u32),
                     Arg::U32(with_idx as u32),
                     Arg::buf(&out_idx),
                     Arg::buf(&out_px),
