@@ -316,27 +316,44 @@ void compact_count(__global const uint* px, uint n, uint wmin, __global uint* co
     if (get_local_id(0) == 0) counts[g] = t;
 }
 
+/* Relocation tile: 8 consecutive pixels per work-item (two 16-byte loads in flight), so that
+   the work-group scan and its barriers are paid once per 8 pixels. */
+#define RTILE (CLPIX_WG * 8u)
+
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void compact_relocate(__global const uint* px, uint n, uint wmin,
                       __global const uint* offsets, uint with_idx,
                       __global uint* out_idx, __global uint* out_px) {
     __local uint sh[CLPIX_WG];
-    __local uint st_px[CTILE];
-    __local uint st_idx[CTILE];
+    __local uint st_px[RTILE];
+    __local uint st_idx[RTILE];
     uint g = get_group_id(0), b, e;
     group_range(n, g, get_num_groups(0), &b, &e);
     uint lid = get_local_id(0);
     uint run = offsets[g];
-    for (uint t = b; t < e; t += CTILE) {
-        uint4 p;
-        uint m = load4(px, t, e, wmin, &p);
+    for (uint t = b; t < e; t += RTILE) {
+        uint first = t + lid * 8;
+        uint v[8];
+        if (t + RTILE <= e) {
+            __global const uint4* p4 = (__global const uint4*)(px + first);
+            uint4 a = p4[0], c = p4[1];
+            v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+            v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+        } else {
+            for (uint k = 0; k < 8; ++k) v[k] = first + k < e ? px[first + k] : 0u;
+        }
+        uint m = 0;
+        for (uint k = 0; k < 8; ++k)
+            m |= (clpix_wsum(v[k]) >= wmin && first + k < e ? 1u : 0u) << k;
         uint total;
         uint x = wg_scan(popcount(m), sh, &total);
-        uint first = t + lid * 4;
-        if (m & 1u) { st_px[x] = p.x; st_idx[x] = first; ++x; }
-        if (m & 2u) { st_px[x] = p.y; st_idx[x] = first + 1; ++x; }
-        if (m & 4u) { st_px[x] = p.z; st_idx[x] = first + 2; ++x; }
-        if (m & 8u) { st_px[x] = p.w; st_idx[x] = first + 3; }
+        for (uint k = 0; k < 8; ++k) {
+            if (m & (1u << k)) {
+                st_px[x] = v[k];
+                st_idx[x] = first + k;
+                ++x;
+            }
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint j = lid; j < total; j += CLPIX_WG) {
             out_px[run + j] = st_px[j];
