@@ -84,7 +84,42 @@ pub struct DeviceArray<T> {
 
 enum ArrayStorage<T> {
     Host(Vec<T>),
-    OpenCl(Arc<ClEngine>, Buffer<T>),
+    OpenCl(PooledBuffer),
+}
+
+/// A device buffer of at least `count` u32 that goes back to its engine's pool when dropped:
+/// the next array of that size reuses it (a fresh buffer costs a page fault per 4 KiB at its
+/// first write on CPU devices, and an allocation on GPUs). The pool keeps at most two.
+struct PooledBuffer {
+    owner: Arc<ClEngine>,
+    count: usize,
+    /// `None` only while dropping.
+    buf: Option<Buffer<u32>>,
+}
+
+const ARRAY_POOL: &str = "arrays";
+
+impl PooledBuffer {
+    fn take(cl: &Arc<ClEngine>, len: usize) -> Result<PooledBuffer> {
+        let (count, buf) = cl.take_scratch(ARRAY_POOL, len)?;
+        Ok(PooledBuffer {
+            owner: cl.clone(),
+            count,
+            buf: Some(buf),
+        })
+    }
+    fn get(&self) -> Result<&Buffer<u32>> {
+        // CL_INVALID_MEM_OBJECT: unreachable, the buffer is only taken in `drop`.
+        self.buf.as_ref().ok_or(Error::cl("DeviceArray", -38))
+    }
+}
+
+impl Drop for PooledBuffer {
+    fn drop(&mut self) {
+        if let Some(b) = self.buf.take() {
+            self.owner.give_scratch(ARRAY_POOL, self.count, b);
+        }
+    }
 }
 
 impl<T> DeviceArray<T> {
@@ -115,8 +150,12 @@ impl<T> fmt::Debug for DeviceArray<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.storage {
             ArrayStorage::Host(_) => write!(f, "DeviceArray({} elements, host)", self.len),
-            ArrayStorage::OpenCl(cl, _) => {
-                write!(f, "DeviceArray({} elements on {})", self.len, cl.info.name)
+            ArrayStorage::OpenCl(b) => {
+                write!(
+                    f,
+                    "DeviceArray({} elements on {})",
+                    self.len, b.owner.info.name
+                )
             }
         }
     }
@@ -295,9 +334,11 @@ impl Engine {
         let storage = match &self.backend {
             Backend::Cpu => ArrayStorage::Host(data.to_vec()),
             Backend::OpenCl(cl) => {
-                let mut buf = cl.buffer::<u32>(data.len(), "an array")?;
-                cl.write(&mut buf, 0, data)?;
-                ArrayStorage::OpenCl(cl.clone(), buf)
+                let mut pooled = PooledBuffer::take(cl, data.len())?;
+                if let Some(buf) = pooled.buf.as_mut() {
+                    cl.write(buf, 0, data)?;
+                }
+                ArrayStorage::OpenCl(pooled)
             }
         };
         Ok(DeviceArray {
@@ -364,17 +405,17 @@ impl Engine {
         };
         match &self.backend {
             Backend::OpenCl(cl) => match &array.storage {
-                ArrayStorage::OpenCl(owner, buf) if Arc::ptr_eq(owner, cl) => {
+                ArrayStorage::OpenCl(src) if Arc::ptr_eq(&src.owner, cl) => {
                     self.dispatch("exclusive_scan_device", cpu, |cl| {
-                        let out = cl.buffer::<u32>(array.len, "an array")?;
+                        let out = PooledBuffer::take(cl, array.len)?;
                         if array.len > 0 {
                             let mut events = Vec::new();
-                            cl_scan(cl, buf, array.len, &out, 0, &mut events)?;
+                            cl_scan(cl, src.get()?, array.len, out.get()?, 0, &mut events)?;
                             cl.finish(&events)?;
                         }
                         Ok(DeviceArray {
                             len: array.len,
-                            storage: ArrayStorage::OpenCl(cl.clone(), out),
+                            storage: ArrayStorage::OpenCl(out),
                         })
                     })
                 }
@@ -406,9 +447,9 @@ fn check_array_len(len: usize) -> Result<()> {
 fn download(array: &DeviceArray<u32>) -> Result<Vec<u32>> {
     match &array.storage {
         ArrayStorage::Host(v) => Ok(v.clone()),
-        ArrayStorage::OpenCl(owner, buf) => {
+        ArrayStorage::OpenCl(b) => {
             let mut out = vec![0u32; array.len];
-            owner.read(buf, 0, &mut out)?;
+            b.owner.read(b.get()?, 0, &mut out)?;
             Ok(out)
         }
     }
@@ -834,8 +875,8 @@ fn cl_scan(
 fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>> {
     let cap = ((cl.max_buffer_bytes / 4) as usize).clamp(1024, 1 << 30);
     let chunk = cap.min(data.len());
-    let mut src = cl.buffer::<u32>(chunk, "scan input")?;
-    let dst = cl.buffer::<u32>(chunk, "scan output")?;
+    let (src_count, mut src) = cl.take_scratch("scan input", chunk)?;
+    let (dst_count, dst) = cl.take_scratch("scan output", chunk)?;
     let mut out = vec![0u32; data.len()];
     let mut carry = 0u32;
     let mut events = Vec::new();
@@ -848,6 +889,8 @@ fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>> {
         }
     }
     cl.finish(&events)?;
+    cl.give_scratch("scan input", src_count, src);
+    cl.give_scratch("scan output", dst_count, dst);
     Ok(out)
 }
 
