@@ -67,7 +67,8 @@ pub enum CompactOrder {
 /// scanned in place on the device by [`Engine::exclusive_scan_device`].
 ///
 /// Like a [`DeviceImage`](crate::DeviceImage), an array given to an engine that did not make it
-/// is read back and processed there (same results).
+/// is read back and processed there (same results). A dropped OpenCL array's buffer goes back
+/// to its engine, which keeps up to two for the next arrays (no allocation per call).
 ///
 /// ```
 /// let engine = clpix::Engine::new()?;
