@@ -338,6 +338,9 @@ pub(crate) struct ClEngine {
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<(&'static str, &'static str), Vec<Kernel>>>,
+    /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
+    /// buffer per call cost more than the kernel on a GPU.
+    partials: Mutex<Vec<Buffer<u64>>>,
 }
 
 // SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
@@ -407,6 +410,7 @@ impl ClEngine {
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
+            partials: Mutex::new(Vec::new()),
         })
     }
 
@@ -523,9 +527,12 @@ impl ClEngine {
     /// Waits for the queue and records the summed kernel time of `events` for
     /// [`Engine::last_kernel_time`](crate::Engine::last_kernel_time).
     pub(crate) fn finish(&self, events: &[Event]) -> Result<()> {
-        self.queue
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e.0))?;
+        // Waits for this operation's own commands only: clFinish on the shared queue would also
+        // wait for other threads' work.
+        if !events.is_empty() {
+            let raw: Vec<_> = events.iter().map(|e| e.get()).collect();
+            cl3::event::wait_for_events(&raw).map_err(|e| Error::cl("clWaitForEvents", e))?;
+        }
         let mut ns = 0u64;
         for e in events {
             let (s, t) = (e.profiling_command_start(), e.profiling_command_end());
@@ -535,6 +542,24 @@ impl ClEngine {
         }
         set_last_kernel_ns(Some(ns));
         Ok(())
+    }
+
+    /// Length of a partials buffer: room for 4 u64s per work-group of the largest grid.
+    pub(crate) fn partials_len(&self) -> usize {
+        4 * self.tuning.max_groups
+    }
+
+    /// Runs `f` with a reusable buffer of [`partials_len`](Self::partials_len) u64s for
+    /// per-group results, then returns the buffer to the pool.
+    pub(crate) fn with_partials<R>(&self, f: impl FnOnce(&Buffer<u64>) -> Result<R>) -> Result<R> {
+        let pooled = lock(&self.partials).pop();
+        let buffer = match pooled {
+            Some(b) => b,
+            None => self.buffer::<u64>(self.partials_len(), "per-group partial results")?,
+        };
+        let r = f(&buffer);
+        lock(&self.partials).push(buffer);
+        r
     }
 
     /// A device buffer of `count` elements (at least one: OpenCL has no empty buffers).
