@@ -853,3 +853,95 @@ impl fmt::Debug for DeviceParts {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engines() -> Vec<Arc<ClEngine>> {
+        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        match devices() {
+            Ok(list) => list
+                .iter()
+                .map(|d| Arc::new(ClEngine::open(d, None).expect("device opens")))
+                .collect(),
+            Err(e) if required => panic!("OpenCL required: {e}"),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// OpenCL errors in the middle of an operation, provoked for real, are error values and
+    /// leave the engine usable.
+    #[test]
+    fn failed_enqueues_are_errors_and_the_engine_recovers() {
+        for cl in engines() {
+            let buf = cl.buffer::<u32>(64, "test").unwrap();
+            // Missing arguments: CL_INVALID_KERNEL_ARGS at enqueue.
+            let e = cl.launch(
+                "reduce",
+                "luma_stats",
+                &[Arg::buf(&buf)],
+                cl.tuning.wg,
+                cl.tuning.wg,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // A wrongly sized argument (4 bytes for a buffer): CL_INVALID_ARG_SIZE from
+            // clSetKernelArg, where opencl3's ExecuteKernel would panic.
+            let e = cl.launch(
+                "reduce",
+                "luma_stats",
+                &[Arg::U32(1), Arg::U32(0), Arg::buf(&buf)],
+                1,
+                1,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // No such kernel.
+            let e = cl.launch("reduce", "no_such_kernel", &[], 1, 1);
+            assert!(
+                matches!(
+                    e,
+                    Err(Error::OpenCl {
+                        call: "clCreateKernel",
+                        ..
+                    })
+                ),
+                "{e:?}"
+            );
+            // A work-group larger than the device allows.
+            let too_big = cl.info.max_work_group_size * 2;
+            let e = cl.launch(
+                "reduce",
+                "luma_stats",
+                &[Arg::buf(&buf), Arg::U32(0), Arg::buf(&buf)],
+                too_big,
+                too_big,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // A buffer larger than the limit is refused before the driver sees it.
+            let e = cl.buffer::<u64>(usize::MAX / 16, "huge");
+            assert!(matches!(e, Err(Error::TooLargeForDevice { .. })), "{e:?}");
+            // The same kernel objects then run correctly.
+            let data: Vec<u32> = (0..64).map(|i| i * 0x010101).collect();
+            let mut input = cl.buffer::<u32>(64, "test").unwrap();
+            cl.write(&mut input, 0, &data).unwrap();
+            let out = cl.buffer::<u64>(cl.partials_len(), "test").unwrap();
+            let ev = cl
+                .launch(
+                    "reduce",
+                    "luma_stats",
+                    &[Arg::buf(&input), Arg::U32(64), Arg::buf(&out)],
+                    cl.tuning.wg,
+                    cl.tuning.wg,
+                )
+                .unwrap();
+            cl.finish(&[ev]).unwrap();
+            let mut host = [0u64; 2];
+            cl.read(&out, 0, &mut host).unwrap();
+            let expected: u64 = data
+                .iter()
+                .map(|&p| crate::luminance::luma_u32(p) as u64)
+                .sum();
+            assert_eq!(host[0], expected, "{}", cl.info.name);
+        }
+    }
+}

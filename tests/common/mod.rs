@@ -206,3 +206,13 @@ pub fn scan(img: &TestImage) -> Vec<(u32, u32, u16, [u8; 4])> {
     }
     out
 }
+
+/// Every operation of the library on one input, each result (value or error) as text, so that
+/// backends can be compared wholesale. Operations add themselves here as they land.
+pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
+    vec![
+        format!("{:?}", e.brightest(input)),
+        format!("{:?}", e.darkest(input)),
+        format!("{:?}", e.luminance_stats(input)),
+    ]
+}
