@@ -15,6 +15,7 @@ mod reduce;
 
 pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::error::{Error, Result};
+pub use crate::histogram::{LuminanceHistogram, RgbaHistogram};
 pub use crate::image::{DeviceImage, ImageInput, ImageView};
 pub use crate::luminance::{luminance, MAX_LUMINANCE};
 pub use crate::opencl::{devices, DeviceInfo, DeviceType};

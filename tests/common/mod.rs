@@ -214,5 +214,7 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
         format!("{:?}", e.brightest(input)),
         format!("{:?}", e.darkest(input)),
         format!("{:?}", e.luminance_stats(input)),
+        format!("{:?}", e.histogram_rgba(input)),
+        format!("{:?}", e.histogram_luminance(input)),
     ]
 }
