@@ -83,7 +83,7 @@ __kernel void hist_luma(__global const uint* px, uint n, __global uint* hist,
     __local uint* t0 = scratch;
     __local uint* t1 = scratch + HIST_SUB;
     uint i = begin;
-    for (; i + 16 <= end; i += 16) {
+    for (; end - i >= 16; i += 16) {
         uint16 p = vload16(0, px + i);
         uint16 w = 21u * (p & 0xffu) + 72u * ((p >> 8) & 0xffu) + 7u * ((p >> 16) & 0xffu);
         hist_luma_count16(t0, t1, (1023u * w) / 25500u);
