@@ -26,8 +26,10 @@
 //! large for one buffer accumulate into the same global histogram.
 //!
 //! `CLPIX_HISTOGRAM_REPLICAS=1|2|4|8` (GPUs only; default 1) makes each work-group keep that
-//! many local copies, one per warp modulo the count: a tuning knob to spread contention on
-//! images with few colours, limited by the device's local memory.
+//! many interleaved local copies, work-item `i` counting into copy `i % replicas`: the lanes of
+//! a warp then spread over disjoint sets of local-memory banks and over separate counters of
+//! the same bin, a tuning knob against bank conflicts (random images) and same-address
+//! contention (images with few colours), limited by the device's local memory.
 
 use crate::cpu::PIECE;
 use crate::engine::{Engine, HostPixels};
