@@ -457,11 +457,19 @@ fn replicas_setting() -> Result<usize> {
 }
 
 /// Work-groups for `n` pixels: enough to fill the device; on GPUs at least 64 pixels per
-/// work-item, so that zeroing and merging the local copies is amortised.
-fn groups_for(cl: &ClEngine, n: usize) -> usize {
+/// work-item, so that zeroing and merging the local copies is amortised. `scratch` is the local
+/// memory of one group: above 16 KiB the grid shrinks so that its groups (8 per compute unit
+/// at most) still fit the compute units' local memory at once; a second, partial wave of a
+/// grid-stride kernel would cost more than the lost occupancy.
+fn groups_for(cl: &ClEngine, n: usize, scratch: usize) -> usize {
     let t = cl.tuning;
     let per_group = if t.contiguous { 64 * 1024 } else { t.wg * 64 };
-    n.div_ceil(per_group).clamp(1, t.max_groups)
+    let most = if t.contiguous || scratch <= 16 * 1024 {
+        t.max_groups
+    } else {
+        (t.max_groups * 16 * 1024 / scratch).max(1)
+    };
+    n.div_ceil(per_group).clamp(1, most)
 }
 
 fn cl_histogram(cl: &Arc<ClEngine>, input: ImageInput<'_>, kind: Kind) -> Result<[u32; BINS]> {
@@ -491,7 +499,7 @@ fn cl_histogram(cl: &Arc<ClEngine>, input: ImageInput<'_>, kind: Kind) -> Result
         )?];
         cl.for_each_part(input, |buf, range| {
             let n = range.pixels();
-            let groups = groups_for(cl, n);
+            let groups = groups_for(cl, n, scratch);
             events.push(cl.launch(
                 "histogram",
                 kind.kernel(),
