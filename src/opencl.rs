@@ -279,6 +279,31 @@ const SOURCES: &[(&str, &str)] = &[
     ("blur", include_str!("../cl/blur.cl")),
 ];
 
+/// How the kernels walk memory. `Auto` (the default) picks from the device type; the others
+/// force a variant, for testing both variants on one device or for devices that report a
+/// misleading type.
+///
+/// ```
+/// use clpix::{Engine, EngineConfig, KernelLayout};
+/// for d in clpix::devices().unwrap_or_default() {
+///     // The GPU-style kernels, even on a CPU device.
+///     let config = EngineConfig { layout: KernelLayout::Coalesced, ..EngineConfig::default() };
+///     let engine = Engine::with_device_config(&d, &config)?;
+///     println!("{}", engine.backend());
+/// }
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KernelLayout {
+    /// GPUs and accelerators: coalesced; CPU devices: contiguous.
+    #[default]
+    Auto,
+    /// Work-items of a group read neighbouring elements, work-groups of up to 256 (GPUs).
+    Coalesced,
+    /// Work-groups of one, each work-item walking a contiguous range (CPU devices, PoCL).
+    Contiguous,
+}
+
 /// How kernels should walk memory on this device, chosen from device queries.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tuning {
@@ -361,7 +386,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ClEngine {
     /// Opens `info`'s device. `max_buffer_bytes` caps single buffers below the device's limit.
-    pub(crate) fn open(info: &DeviceInfo, max_buffer_bytes: Option<u64>) -> Result<ClEngine> {
+    pub(crate) fn open(
+        info: &DeviceInfo,
+        max_buffer_bytes: Option<u64>,
+        layout: KernelLayout,
+    ) -> Result<ClEngine> {
         let found = discovered()?
             .iter()
             .find(|f| f.info.index == info.index && f.info.name == info.name)
@@ -376,7 +405,11 @@ impl ClEngine {
         let queue =
             unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
                 .map_err(|e| Error::cl("clCreateCommandQueue", e.0))?;
-        let contiguous = info.device_type == DeviceType::Cpu;
+        let contiguous = match layout {
+            KernelLayout::Auto => info.device_type == DeviceType::Cpu,
+            KernelLayout::Coalesced => false,
+            KernelLayout::Contiguous => true,
+        };
         let wg = if contiguous {
             1
         } else {
@@ -863,7 +896,9 @@ mod tests {
         match devices() {
             Ok(list) => list
                 .iter()
-                .map(|d| Arc::new(ClEngine::open(d, None).expect("device opens")))
+                .map(|d| {
+                    Arc::new(ClEngine::open(d, None, KernelLayout::Auto).expect("device opens"))
+                })
                 .collect(),
             Err(e) if required => panic!("OpenCL required: {e}"),
             Err(_) => Vec::new(),
