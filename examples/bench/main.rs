@@ -43,6 +43,30 @@ fn cases() -> Vec<Case> {
             content: Content::Random,
             run: |e, i| e.luminance_stats(i).map(drop),
         },
+        Case {
+            name: "histogram_rgba",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.histogram_rgba(i).map(drop),
+        },
+        Case {
+            name: "histogram_rgba",
+            bytes_per_pixel: 4.0,
+            content: Content::Constant,
+            run: |e, i| e.histogram_rgba(i).map(drop),
+        },
+        Case {
+            name: "histogram_luminance",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.histogram_luminance(i).map(drop),
+        },
+        Case {
+            name: "histogram_luminance",
+            bytes_per_pixel: 4.0,
+            content: Content::Constant,
+            run: |e, i| e.histogram_luminance(i).map(drop),
+        },
         // Threshold 512 keeps 49.9% of the pixels of the Random image (measured: its L has
         // median 511), the anchors' "about half kept".
         Case {
