@@ -13,6 +13,7 @@ mod luminance;
 mod opencl;
 mod reduce;
 
+pub use crate::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::error::{Error, Result};
 pub use crate::image::{DeviceImage, ImageInput, ImageView};
