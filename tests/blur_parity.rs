@@ -1,5 +1,7 @@
 //! Gaussian blur: CPU against plain sequential references of SPEC.md, and every OpenCL device
 //! against the CPU, exactly (RGBA8 and f32, all borders, radii beyond the image and the tile).
+// The references are written like SPEC.md: index loops, `acc = acc + w * x`.
+#![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]
 
 mod common;
 
