@@ -15,6 +15,8 @@
 //! - **RGBA f32**: `wt_i = n_i as f32`; each output is
 //!   `acc = 0.0; for i in -w..=w { acc = acc + wt[i + w] * src(pos + i) }` in exactly that
 //!   order, in f32, no fused multiply-add (`FP_CONTRACT OFF` in the kernels). Nothing is clamped.
+//!   NaN stays NaN (its sign and payload are the hardware's and are not specified); denormals
+//!   are kept, so a device that flushes them to zero would differ on such inputs.
 //! - Borders, for a coordinate `p` outside `0..n`: [`Border::Clamp`] (nearest edge, default),
 //!   [`Border::Reflect`] (`…, 2, 1 | 0, 1, …, n-1 | n-2, …`, repeated for any radius; `0` when
 //!   `n = 1`), [`Border::Wrap`] (`p mod n`), [`Border::Zero`] (0 in all four channels).
