@@ -62,35 +62,197 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
 #if CLPIX_CONTIGUOUS
 
 /* CPU devices: one work-item per group walks a range of rows, in blocks of 64 channel values
-   (loops the compiler vectorises), the edges through blur_map. */
+   held in four 16-wide vectors (registers), the row edges through blur_map. The fused
+   kernels keep a ring of 2w + 1 filtered rows per group (as the rayon path does), so the
+   intermediate stays in the cache; the two-pass kernels serve radii too large for a ring. */
 #define BLK 64
 
+#define LDB(p, k) convert_uint16(vload16((k), (p)))
+#define LDS(p, k) convert_uint16(vload16((k), (p)))
+
+/* One intermediate row of the RGBA8 path: t[j] for j in 0..4 width. */
+inline void hrow_u8(__global const uchar* row, uint width, __global const uint* q, uint w,
+                    uint border, __global ushort* out) {
+    size_t n = 4 * (size_t)width;
+    size_t a = min((size_t)4 * w, n);
+    size_t b = width > 2u * w ? 4 * (size_t)(width - w) : a;
+    uint qc = q[w];
+    for (size_t j = 0; j < a; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
+    size_t j0 = a;
+    for (; j0 + BLK <= b; j0 += BLK) {
+        __global const uchar* c = row + j0;
+        uint16 a0 = qc * LDB(c, 0), a1 = qc * LDB(c, 1), a2 = qc * LDB(c, 2), a3 = qc * LDB(c, 3);
+        for (uint d = 1; d <= w; ++d) {
+            uint qd = q[w + d];
+            __global const uchar* lo = c - 4 * d;
+            __global const uchar* hi = c + 4 * d;
+            a0 += qd * (LDB(lo, 0) + LDB(hi, 0));
+            a1 += qd * (LDB(lo, 1) + LDB(hi, 1));
+            a2 += qd * (LDB(lo, 2) + LDB(hi, 2));
+            a3 += qd * (LDB(lo, 3) + LDB(hi, 3));
+        }
+        __global ushort* o = out + j0;
+        vstore16(convert_ushort16((a0 + 128u) >> 8), 0, o);
+        vstore16(convert_ushort16((a1 + 128u) >> 8), 1, o);
+        vstore16(convert_ushort16((a2 + 128u) >> 8), 2, o);
+        vstore16(convert_ushort16((a3 + 128u) >> 8), 3, o);
+    }
+    for (size_t j = j0; j < n; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
+}
+
+/* One intermediate row of the f32 path, taps in order. */
+inline void hrow_f32(__global const float* row, uint width, __global const float* wt, uint w,
+                     uint border, __global float* out) {
+    size_t n = 4 * (size_t)width;
+    size_t a = min((size_t)4 * w, n);
+    size_t b = width > 2u * w ? 4 * (size_t)(width - w) : a;
+    for (size_t j = 0; j < a; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
+    size_t j0 = a;
+    for (; j0 + BLK <= b; j0 += BLK) {
+        float16 a0 = (float16)(0.0f), a1 = a0, a2 = a0, a3 = a0;
+        __global const float* p = row + j0 - 4 * (size_t)w;
+        for (uint i = 0; i <= 2u * w; ++i, p += 4) {
+            float wi = wt[i];
+            a0 = a0 + wi * vload16(0, p);
+            a1 = a1 + wi * vload16(1, p);
+            a2 = a2 + wi * vload16(2, p);
+            a3 = a3 + wi * vload16(3, p);
+        }
+        __global float* o = out + j0;
+        vstore16(a0, 0, o);
+        vstore16(a1, 1, o);
+        vstore16(a2, 2, o);
+        vstore16(a3, 3, o);
+    }
+    for (size_t j = j0; j < n; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
+}
+
+/* Output row y of the RGBA8 path from 2w + 1 rows: rows[i] = base + off[i] (zero rows are
+   real zero rows in the ring; in the two-pass kernel they are skipped, which is exact). */
+inline void vrow_u8_ring(__global const ushort* ring, size_t n, uint s0, uint taps,
+                         __global const uint* q, uint w, __global uchar* ob) {
+    uint qc = q[w];
+    size_t j0 = 0;
+#define SLOT(i) ((s0 + (i)) >= taps ? (s0 + (i)) - taps : (s0 + (i)))
+    for (; j0 + BLK <= n; j0 += BLK) {
+        __global const ushort* c = ring + SLOT(w) * n + j0;
+        uint16 a0 = qc * LDS(c, 0), a1 = qc * LDS(c, 1), a2 = qc * LDS(c, 2), a3 = qc * LDS(c, 3);
+        for (uint d = 1; d <= w; ++d) {
+            uint qd = q[w + d];
+            __global const ushort* lo = ring + SLOT(w - d) * n + j0;
+            __global const ushort* hi = ring + SLOT(w + d) * n + j0;
+            a0 += qd * (LDS(lo, 0) + LDS(hi, 0));
+            a1 += qd * (LDS(lo, 1) + LDS(hi, 1));
+            a2 += qd * (LDS(lo, 2) + LDS(hi, 2));
+            a3 += qd * (LDS(lo, 3) + LDS(hi, 3));
+        }
+        __global uchar* o = ob + j0;
+        vstore16(convert_uchar16((a0 + (1u << 23)) >> 24), 0, o);
+        vstore16(convert_uchar16((a1 + (1u << 23)) >> 24), 1, o);
+        vstore16(convert_uchar16((a2 + (1u << 23)) >> 24), 2, o);
+        vstore16(convert_uchar16((a3 + (1u << 23)) >> 24), 3, o);
+    }
+    for (size_t j = j0; j < n; ++j) {
+        uint acc = 0;
+        for (uint i = 0; i <= 2u * w; ++i) acc += q[i] * (uint)ring[SLOT(i) * n + j];
+        ob[j] = (uchar)((acc + (1u << 23)) >> 24);
+    }
+}
+
+inline void vrow_f32_ring(__global const float* ring, size_t n, uint s0, uint taps,
+                          __global const float* wt, uint w, __global float* ob) {
+    size_t j0 = 0;
+    for (; j0 + BLK <= n; j0 += BLK) {
+        float16 a0 = (float16)(0.0f), a1 = a0, a2 = a0, a3 = a0;
+        for (uint i = 0; i <= 2u * w; ++i) {
+            float wi = wt[i];
+            __global const float* p = ring + SLOT(i) * n + j0;
+            a0 = a0 + wi * vload16(0, p);
+            a1 = a1 + wi * vload16(1, p);
+            a2 = a2 + wi * vload16(2, p);
+            a3 = a3 + wi * vload16(3, p);
+        }
+        __global float* o = ob + j0;
+        vstore16(a0, 0, o);
+        vstore16(a1, 1, o);
+        vstore16(a2, 2, o);
+        vstore16(a3, 3, o);
+    }
+    for (size_t j = j0; j < n; ++j) {
+        float acc = 0.0f;
+        for (uint i = 0; i <= 2u * w; ++i) acc = acc + wt[i] * ring[SLOT(i) * n + j];
+        ob[j] = acc;
+    }
+#undef SLOT
+}
+
+/* Fused: each group blurs its rows with its own ring of 2w + 1 rows at ring + g (2w+1) 4 width. */
+__kernel void blur_ring_u8(__global const uint* src, uint width, uint height,
+                           __global const uint* q, uint w, uint border, __global ushort* ring,
+                           __global uint* dst) {
+    uint y0, y1;
+    clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
+    if (y0 >= y1) return;
+    uint taps = 2u * w + 1u;
+    size_t n = 4 * (size_t)width;
+    __global ushort* rg = ring + (size_t)get_group_id(0) * taps * n;
+    __global const uchar* sb = (__global const uchar*)src;
+    long first = (long)y0 - (long)w; /* the virtual row in slot 0 */
+    for (long v = first; v < (long)y1 + (long)w; ++v) {
+        __global ushort* slot = rg + (size_t)((v - first) % taps) * n;
+        long r = blur_map(v, height, border);
+        if (r < 0) {
+            for (size_t j = 0; j < n; ++j) slot[j] = 0;
+        } else {
+            hrow_u8(sb + (size_t)r * n, width, q, w, border, slot);
+        }
+        long y = v - (long)w; /* the output row now complete */
+        if (y >= (long)y0)
+            vrow_u8_ring(rg, n, (uint)((y - (long)y0) % taps), taps, q, w,
+                         (__global uchar*)dst + (size_t)y * n);
+    }
+}
+
+__kernel void blur_ring_f32(__global const float* src, uint width, uint height,
+                            __global const float* wt, uint w, uint border, __global float* ring,
+                            __global float* dst) {
+    uint y0, y1;
+    clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
+    if (y0 >= y1) return;
+    uint taps = 2u * w + 1u;
+    size_t n = 4 * (size_t)width;
+    __global float* rg = ring + (size_t)get_group_id(0) * taps * n;
+    long first = (long)y0 - (long)w;
+    for (long v = first; v < (long)y1 + (long)w; ++v) {
+        __global float* slot = rg + (size_t)((v - first) % taps) * n;
+        long r = blur_map(v, height, border);
+        if (r < 0) {
+            for (size_t j = 0; j < n; ++j) slot[j] = 0.0f;
+        } else {
+            hrow_f32(src + (size_t)r * n, width, wt, w, border, slot);
+        }
+        long y = v - (long)w;
+        if (y >= (long)y0)
+            vrow_f32_ring(rg, n, (uint)((y - (long)y0) % taps), taps, wt, w, dst + (size_t)y * n);
+    }
+}
+
+/* Two passes, for radii whose rings would not pay: every row filtered once into t. */
 __kernel void blur_h_u8(__global const uint* src, uint width, uint height, __global const uint* q,
                         uint w, uint border, __global ushort* t) {
     uint y0, y1;
     clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
     size_t n = 4 * (size_t)width;
-    size_t a = min((size_t)4 * w, n);
-    size_t b = width > 2u * w ? 4 * (size_t)(width - w) : a;
-    uint qc = q[w];
-    for (uint y = y0; y < y1; ++y) {
-        __global const uchar* row = (__global const uchar*)src + y * n;
-        __global ushort* out = t + y * n;
-        for (size_t j = 0; j < a; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
-        size_t j0 = a;
-        for (; j0 + BLK <= b; j0 += BLK) {
-            uint acc[BLK];
-            for (uint k = 0; k < BLK; ++k) acc[k] = qc * (uint)row[j0 + k];
-            for (uint d = 1; d <= w; ++d) {
-                uint qd = q[w + d];
-                __global const uchar* lo = row + j0 - 4 * d;
-                __global const uchar* hi = row + j0 + 4 * d;
-                for (uint k = 0; k < BLK; ++k) acc[k] += qd * ((uint)lo[k] + (uint)hi[k]);
-            }
-            for (uint k = 0; k < BLK; ++k) out[j0 + k] = (ushort)((acc[k] + 128u) >> 8);
-        }
-        for (size_t j = j0; j < n; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
-    }
+    for (uint y = y0; y < y1; ++y)
+        hrow_u8((__global const uchar*)src + y * n, width, q, w, border, t + y * n);
+}
+
+__kernel void blur_h_f32(__global const float* src, uint width, uint height,
+                         __global const float* wt, uint w, uint border, __global float* t) {
+    uint y0, y1;
+    clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
+    size_t n = 4 * (size_t)width;
+    for (uint y = y0; y < y1; ++y) hrow_f32(src + y * n, width, wt, w, border, t + y * n);
 }
 
 __kernel void blur_v_u8(__global const ushort* t, uint width, uint height, __global const uint* q,
@@ -100,50 +262,33 @@ __kernel void blur_v_u8(__global const ushort* t, uint width, uint height, __glo
     size_t n = 4 * (size_t)width;
     __global uchar* ob = (__global uchar*)dst;
     for (uint y = y0; y < y1; ++y) {
-        for (size_t j0 = 0; j0 < n; j0 += BLK) {
-            uint len = (uint)min((size_t)BLK, n - j0);
-            uint acc[BLK];
-            for (uint k = 0; k < BLK; ++k) acc[k] = 0;
+        size_t j0 = 0;
+        for (; j0 + BLK <= n; j0 += BLK) {
+            uint16 a0 = (uint16)(0u), a1 = a0, a2 = a0, a3 = a0;
             for (uint i = 0; i <= 2u * w; ++i) {
                 long r = blur_map((long)y + (long)i - (long)w, height, border);
                 if (r < 0) continue;
-                __global const ushort* rp = t + (size_t)r * n + j0;
+                __global const ushort* p = t + (size_t)r * n + j0;
                 uint qi = q[i];
-                if (len == BLK) {
-                    for (uint k = 0; k < BLK; ++k) acc[k] += qi * (uint)rp[k];
-                } else {
-                    for (uint k = 0; k < len; ++k) acc[k] += qi * (uint)rp[k];
-                }
+                a0 += qi * LDS(p, 0);
+                a1 += qi * LDS(p, 1);
+                a2 += qi * LDS(p, 2);
+                a3 += qi * LDS(p, 3);
             }
-            for (uint k = 0; k < len; ++k)
-                ob[y * n + j0 + k] = (uchar)((acc[k] + (1u << 23)) >> 24);
+            __global uchar* o = ob + y * n + j0;
+            vstore16(convert_uchar16((a0 + (1u << 23)) >> 24), 0, o);
+            vstore16(convert_uchar16((a1 + (1u << 23)) >> 24), 1, o);
+            vstore16(convert_uchar16((a2 + (1u << 23)) >> 24), 2, o);
+            vstore16(convert_uchar16((a3 + (1u << 23)) >> 24), 3, o);
         }
-    }
-}
-
-__kernel void blur_h_f32(__global const float* src, uint width, uint height,
-                         __global const float* wt, uint w, uint border, __global float* t) {
-    uint y0, y1;
-    clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
-    size_t n = 4 * (size_t)width;
-    size_t a = min((size_t)4 * w, n);
-    size_t b = width > 2u * w ? 4 * (size_t)(width - w) : a;
-    for (uint y = y0; y < y1; ++y) {
-        __global const float* row = src + y * n;
-        __global float* out = t + y * n;
-        for (size_t j = 0; j < a; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
-        size_t j0 = a;
-        for (; j0 + BLK <= b; j0 += BLK) {
-            float acc[BLK];
-            for (uint k = 0; k < BLK; ++k) acc[k] = 0.0f;
+        for (size_t j = j0; j < n; ++j) {
+            uint acc = 0;
             for (uint i = 0; i <= 2u * w; ++i) {
-                float wi = wt[i];
-                __global const float* p = row + j0 + 4 * (long)i - 4 * (long)w;
-                for (uint k = 0; k < BLK; ++k) acc[k] = acc[k] + wi * p[k];
+                long r = blur_map((long)y + (long)i - (long)w, height, border);
+                if (r >= 0) acc += q[i] * (uint)t[(size_t)r * n + j];
             }
-            for (uint k = 0; k < BLK; ++k) out[j0 + k] = acc[k];
+            ob[y * n + j] = (uchar)((acc + (1u << 23)) >> 24);
         }
-        for (size_t j = j0; j < n; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
     }
 }
 
@@ -153,26 +298,41 @@ __kernel void blur_v_f32(__global const float* t, uint width, uint height,
     clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
     size_t n = 4 * (size_t)width;
     for (uint y = y0; y < y1; ++y) {
-        for (size_t j0 = 0; j0 < n; j0 += BLK) {
-            uint len = (uint)min((size_t)BLK, n - j0);
-            float acc[BLK];
-            for (uint k = 0; k < BLK; ++k) acc[k] = 0.0f;
+        size_t j0 = 0;
+        for (; j0 + BLK <= n; j0 += BLK) {
+            float16 a0 = (float16)(0.0f), a1 = a0, a2 = a0, a3 = a0;
             for (uint i = 0; i <= 2u * w; ++i) {
                 long r = blur_map((long)y + (long)i - (long)w, height, border);
                 float wi = wt[i];
                 if (r < 0) {
+                    /* A zero row still adds wt * 0 (it turns -0 into +0). */
                     float z = wi * 0.0f;
-                    for (uint k = 0; k < BLK; ++k) acc[k] = acc[k] + z;
+                    a0 = a0 + z;
+                    a1 = a1 + z;
+                    a2 = a2 + z;
+                    a3 = a3 + z;
                     continue;
                 }
-                __global const float* rp = t + (size_t)r * n + j0;
-                if (len == BLK) {
-                    for (uint k = 0; k < BLK; ++k) acc[k] = acc[k] + wi * rp[k];
-                } else {
-                    for (uint k = 0; k < len; ++k) acc[k] = acc[k] + wi * rp[k];
-                }
+                __global const float* p = t + (size_t)r * n + j0;
+                a0 = a0 + wi * vload16(0, p);
+                a1 = a1 + wi * vload16(1, p);
+                a2 = a2 + wi * vload16(2, p);
+                a3 = a3 + wi * vload16(3, p);
             }
-            for (uint k = 0; k < len; ++k) dst[y * n + j0 + k] = acc[k];
+            __global float* o = dst + y * n + j0;
+            vstore16(a0, 0, o);
+            vstore16(a1, 1, o);
+            vstore16(a2, 2, o);
+            vstore16(a3, 3, o);
+        }
+        for (size_t j = j0; j < n; ++j) {
+            float acc = 0.0f;
+            for (uint i = 0; i <= 2u * w; ++i) {
+                long r = blur_map((long)y + (long)i - (long)w, height, border);
+                float v = r >= 0 ? t[(size_t)r * n + j] : 0.0f;
+                acc = acc + wt[i] * v;
+            }
+            dst[y * n + j] = acc;
         }
     }
 }

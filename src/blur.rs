@@ -794,80 +794,109 @@ fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
     }
 }
 
-/// Launches the two passes over `src` (one buffer of `width × height` elements of `esize`
-/// bytes; the intermediate has the same element size), writing `dst`.
+/// Runs the blur of `src` (one buffer of `width × height` pixels) into `dst`: on GPUs two
+/// passes through an intermediate buffer of `D` (4 a pixel); on CPU devices the fused ring
+/// kernel when the halo is small against each group's rows, else the same two passes.
+/// `px_bytes` is the size of one pixel in a local-memory tile.
 #[allow(clippy::too_many_arguments)]
 fn cl_passes<S, D>(
     cl: &Arc<ClEngine>,
     kind: &'static str,
     src: &opencl3::memory::Buffer<S>,
-    tmp: &opencl3::memory::Buffer<D>,
     dst: &opencl3::memory::Buffer<S>,
     weights: Arg,
     width: u32,
     height: u32,
     blur: &GaussianBlur,
-    esize: usize,
+    px_bytes: usize,
 ) -> Result<()> {
-    let (hk, hk_direct, vk) = match kind {
-        "u8" => ("blur_h_u8", "blur_h_u8_direct", "blur_v_u8"),
-        _ => ("blur_h_f32", "blur_h_f32_direct", "blur_v_f32"),
+    let (hk, hk_direct, vk, ring_k) = match kind {
+        "u8" => ("blur_h_u8", "blur_h_u8_direct", "blur_v_u8", "blur_ring_u8"),
+        _ => ("blur_h_f32", "blur_h_f32_direct", "blur_v_f32", "blur_ring_f32"),
     };
     let w = blur.radius;
-    let common = [
+    let code = blur.border.code();
+    let n = width as usize * height as usize;
+    let mut events = Vec::new();
+    if cl.tuning.contiguous {
+        let groups = (height as usize).clamp(1, cl.tuning.max_groups);
+        let rows = (height as usize).div_ceil(groups);
+        let taps = 2 * w as usize + 1;
+        let ring_elems = groups * taps * 4 * width as usize;
+        let ring_bytes = ring_elems as u64 * std::mem::size_of::<D>() as u64;
+        if 2 * (w as usize) <= rows && ring_bytes <= cl.max_buffer_bytes {
+            let ring = cl.buffer::<D>(ring_elems, "the blur's row rings")?;
+            let args = [
+                Arg::buf(src),
+                Arg::U32(width),
+                Arg::U32(height),
+                weights,
+                Arg::U32(w),
+                Arg::U32(code),
+                Arg::buf(&ring),
+                Arg::buf(dst),
+            ];
+            events.push(cl.launch("blur", ring_k, &args, groups, 1)?);
+            return cl.finish(&events);
+        }
+        let tmp = cl.buffer::<D>(4 * n, "the blur's intermediate image")?;
+        let hargs = [
+            Arg::buf(src),
+            Arg::U32(width),
+            Arg::U32(height),
+            weights,
+            Arg::U32(w),
+            Arg::U32(code),
+            Arg::buf(&tmp),
+        ];
+        events.push(cl.launch("blur", hk, &hargs, groups, 1)?);
+        let vargs = [
+            Arg::buf(&tmp),
+            Arg::U32(width),
+            Arg::U32(height),
+            weights,
+            Arg::U32(w),
+            Arg::U32(code),
+            Arg::buf(dst),
+        ];
+        events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
+        return cl.finish(&events);
+    }
+    let tmp = cl.buffer::<D>(4 * n, "the blur's intermediate image")?;
+    let tile = TILE_ITEMS * TILE_PX;
+    let tiles = (width as usize).div_ceil(tile);
+    let groups = tiles * height as usize;
+    let local_bytes = (tile + 2 * w as usize) * px_bytes;
+    let mut hargs = vec![
         Arg::buf(src),
         Arg::U32(width),
         Arg::U32(height),
         weights,
         Arg::U32(w),
-        Arg::U32(blur.border.code()),
-        Arg::buf(tmp),
+        Arg::U32(code),
+        Arg::buf(&tmp),
+        Arg::U32(tiles as u32),
     ];
-    let mut events = Vec::new();
-    if cl.tuning.contiguous {
-        let groups = (height as usize).clamp(1, cl.tuning.max_groups);
-        events.push(cl.launch("blur", hk, &common, groups, 1)?);
-        let vargs = [
-            Arg::buf(tmp),
-            Arg::U32(width),
-            Arg::U32(height),
-            weights,
-            Arg::U32(w),
-            Arg::U32(blur.border.code()),
-            Arg::buf(dst),
-        ];
-        events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
+    // Leave room for the driver's own use of local memory.
+    if (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes {
+        hargs.push(Arg::Local(local_bytes));
+        events.push(cl.launch("blur", hk, &hargs, groups * TILE_ITEMS, TILE_ITEMS)?);
     } else {
-        let tile = TILE_ITEMS * TILE_PX;
-        let tiles = (width as usize).div_ceil(tile);
-        let groups = tiles * height as usize;
-        let local_bytes = (tile + 2 * w as usize) * esize;
-        // Leave room for the driver's own use of local memory.
-        let fits = (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes;
-        if fits {
-            let mut args = common.to_vec();
-            args.push(Arg::U32(tiles as u32));
-            args.push(Arg::Local(local_bytes));
-            events.push(cl.launch("blur", hk, &args, groups * TILE_ITEMS, TILE_ITEMS)?);
-        } else {
-            let mut args = common.to_vec();
-            args.push(Arg::U32(tiles as u32));
-            events.push(cl.launch("blur", hk_direct, &args, groups * TILE_ITEMS, TILE_ITEMS)?);
-        }
-        let xg = (width as usize).div_ceil(TILE_ITEMS);
-        let yg = (height as usize).div_ceil(V_ROWS);
-        let vargs = [
-            Arg::buf(tmp),
-            Arg::U32(width),
-            Arg::U32(height),
-            weights,
-            Arg::U32(w),
-            Arg::U32(blur.border.code()),
-            Arg::buf(dst),
-            Arg::U32(xg as u32),
-        ];
-        events.push(cl.launch("blur", vk, &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?);
+        events.push(cl.launch("blur", hk_direct, &hargs, groups * TILE_ITEMS, TILE_ITEMS)?);
     }
+    let xg = (width as usize).div_ceil(TILE_ITEMS);
+    let yg = (height as usize).div_ceil(V_ROWS);
+    let vargs = [
+        Arg::buf(&tmp),
+        Arg::U32(width),
+        Arg::U32(height),
+        weights,
+        Arg::U32(w),
+        Arg::U32(code),
+        Arg::buf(dst),
+        Arg::U32(xg as u32),
+    ];
+    events.push(cl.launch("blur", vk, &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?);
     cl.finish(&events)
 }
 
@@ -938,12 +967,10 @@ fn cl_blur_u8(
     let q = blur.weights_fixed()?;
     let mut qbuf = cl.buffer::<u32>(q.len(), "blur weights")?;
     cl.write(&mut qbuf, 0, &q)?;
-    let tmp = cl.buffer::<u16>(4 * n, "the blur's intermediate image")?;
-    cl_passes(
+    cl_passes::<u32, u16>(
         cl,
         "u8",
         src,
-        &tmp,
         &dst,
         Arg::buf(&qbuf),
         width,
@@ -977,13 +1004,11 @@ fn cl_blur_f32(
     cl.write(&mut wbuf, 0, &wt)?;
     let mut src = cl.buffer::<f32>(4 * n, "an f32 image")?;
     cl.write(&mut src, 0, img.as_raw())?;
-    let tmp = cl.buffer::<f32>(4 * n, "the blur's intermediate image")?;
     let dst = cl.buffer::<f32>(4 * n, "the blurred image")?;
-    cl_passes(
+    cl_passes::<f32, f32>(
         cl,
         "f32",
         &src,
-        &tmp,
         &dst,
         Arg::buf(&wbuf),
         width,
