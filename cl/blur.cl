@@ -68,6 +68,14 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
 #define BLK 64
 
 #define LDB(p, k) convert_uint16(vload16((k), (p)))
+/* vstore16 is stored element by element by PoCL; an aligned row takes one vector store. */
+#define ST16(T, v, k, p)                                       \
+    do {                                                       \
+        if ((((size_t)(p)) & (sizeof(T) - 1)) == 0)            \
+            ((__global T*)(p))[k] = (v);                       \
+        else                                                   \
+            vstore16((v), (k), (p));                           \
+    } while (0)
 #define LDS(p, k) convert_uint16(vload16((k), (p)))
 
 /* One intermediate row of the RGBA8 path: t[j] for j in 0..4 width. */
@@ -92,10 +100,10 @@ inline void hrow_u8(__global const uchar* row, uint width, __global const uint* 
             a3 += qd * (LDB(lo, 3) + LDB(hi, 3));
         }
         __global ushort* o = out + j0;
-        vstore16(convert_ushort16((a0 + 128u) >> 8), 0, o);
-        vstore16(convert_ushort16((a1 + 128u) >> 8), 1, o);
-        vstore16(convert_ushort16((a2 + 128u) >> 8), 2, o);
-        vstore16(convert_ushort16((a3 + 128u) >> 8), 3, o);
+        ST16(ushort16, convert_ushort16((a0 + 128u) >> 8), 0, o);
+        ST16(ushort16, convert_ushort16((a1 + 128u) >> 8), 1, o);
+        ST16(ushort16, convert_ushort16((a2 + 128u) >> 8), 2, o);
+        ST16(ushort16, convert_ushort16((a3 + 128u) >> 8), 3, o);
     }
     for (size_t j = j0; j < n; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
 }
@@ -119,10 +127,10 @@ inline void hrow_f32(__global const float* row, uint width, __global const float
             a3 = a3 + wi * vload16(3, p);
         }
         __global float* o = out + j0;
-        vstore16(a0, 0, o);
-        vstore16(a1, 1, o);
-        vstore16(a2, 2, o);
-        vstore16(a3, 3, o);
+        ST16(float16, a0, 0, o);
+        ST16(float16, a1, 1, o);
+        ST16(float16, a2, 2, o);
+        ST16(float16, a3, 3, o);
     }
     for (size_t j = j0; j < n; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
 }
@@ -147,10 +155,10 @@ inline void vrow_u8_ring(__global const ushort* ring, size_t n, uint s0, uint ta
             a3 += qd * (LDS(lo, 3) + LDS(hi, 3));
         }
         __global uchar* o = ob + j0;
-        vstore16(convert_uchar16((a0 + (1u << 23)) >> 24), 0, o);
-        vstore16(convert_uchar16((a1 + (1u << 23)) >> 24), 1, o);
-        vstore16(convert_uchar16((a2 + (1u << 23)) >> 24), 2, o);
-        vstore16(convert_uchar16((a3 + (1u << 23)) >> 24), 3, o);
+        ST16(uchar16, convert_uchar16((a0 + (1u << 23)) >> 24), 0, o);
+        ST16(uchar16, convert_uchar16((a1 + (1u << 23)) >> 24), 1, o);
+        ST16(uchar16, convert_uchar16((a2 + (1u << 23)) >> 24), 2, o);
+        ST16(uchar16, convert_uchar16((a3 + (1u << 23)) >> 24), 3, o);
     }
     for (size_t j = j0; j < n; ++j) {
         uint acc = 0;
@@ -173,10 +181,10 @@ inline void vrow_f32_ring(__global const float* ring, size_t n, uint s0, uint ta
             a3 = a3 + wi * vload16(3, p);
         }
         __global float* o = ob + j0;
-        vstore16(a0, 0, o);
-        vstore16(a1, 1, o);
-        vstore16(a2, 2, o);
-        vstore16(a3, 3, o);
+        ST16(float16, a0, 0, o);
+        ST16(float16, a1, 1, o);
+        ST16(float16, a2, 2, o);
+        ST16(float16, a3, 3, o);
     }
     for (size_t j = j0; j < n; ++j) {
         float acc = 0.0f;
@@ -276,10 +284,10 @@ __kernel void blur_v_u8(__global const ushort* t, uint width, uint height, __glo
                 a3 += qi * LDS(p, 3);
             }
             __global uchar* o = ob + y * n + j0;
-            vstore16(convert_uchar16((a0 + (1u << 23)) >> 24), 0, o);
-            vstore16(convert_uchar16((a1 + (1u << 23)) >> 24), 1, o);
-            vstore16(convert_uchar16((a2 + (1u << 23)) >> 24), 2, o);
-            vstore16(convert_uchar16((a3 + (1u << 23)) >> 24), 3, o);
+            ST16(uchar16, convert_uchar16((a0 + (1u << 23)) >> 24), 0, o);
+            ST16(uchar16, convert_uchar16((a1 + (1u << 23)) >> 24), 1, o);
+            ST16(uchar16, convert_uchar16((a2 + (1u << 23)) >> 24), 2, o);
+            ST16(uchar16, convert_uchar16((a3 + (1u << 23)) >> 24), 3, o);
         }
         for (size_t j = j0; j < n; ++j) {
             uint acc = 0;
@@ -320,10 +328,10 @@ __kernel void blur_v_f32(__global const float* t, uint width, uint height,
                 a3 = a3 + wi * vload16(3, p);
             }
             __global float* o = dst + y * n + j0;
-            vstore16(a0, 0, o);
-            vstore16(a1, 1, o);
-            vstore16(a2, 2, o);
-            vstore16(a3, 3, o);
+            ST16(float16, a0, 0, o);
+            ST16(float16, a1, 1, o);
+            ST16(float16, a2, 2, o);
+            ST16(float16, a3, 3, o);
         }
         for (size_t j = j0; j < n; ++j) {
             float acc = 0.0f;

@@ -812,7 +812,12 @@ fn cl_passes<S, D>(
 ) -> Result<()> {
     let (hk, hk_direct, vk, ring_k) = match kind {
         "u8" => ("blur_h_u8", "blur_h_u8_direct", "blur_v_u8", "blur_ring_u8"),
-        _ => ("blur_h_f32", "blur_h_f32_direct", "blur_v_f32", "blur_ring_f32"),
+        _ => (
+            "blur_h_f32",
+            "blur_h_f32_direct",
+            "blur_v_f32",
+            "blur_ring_f32",
+        ),
     };
     let w = blur.radius;
     let code = blur.border.code();
@@ -967,17 +972,7 @@ fn cl_blur_u8(
     let q = blur.weights_fixed()?;
     let mut qbuf = cl.buffer::<u32>(q.len(), "blur weights")?;
     cl.write(&mut qbuf, 0, &q)?;
-    cl_passes::<u32, u16>(
-        cl,
-        "u8",
-        src,
-        &dst,
-        Arg::buf(&qbuf),
-        width,
-        height,
-        blur,
-        4,
-    )?;
+    cl_passes::<u32, u16>(cl, "u8", src, &dst, Arg::buf(&qbuf), width, height, blur, 4)?;
     Ok(Some(dst))
 }
 
