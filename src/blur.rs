@@ -609,33 +609,56 @@ fn alloc_zeroed<T: Copy + Default + bytemuck::Zeroable>(len: usize) -> Vec<T> {
     v
 }
 
-/// Fills `pad` with the `width + 2w` pixels (4 channels each) `x = -w..width+w` of `row`,
-/// read through the border mode.
-fn pad_row<T: Copy + Default>(row: &[T], width: usize, w: usize, border: Border, pad: &mut Vec<T>) {
+/// Fills `pad` with the pixels `x0 - w .. x1 + w` (4 channels each) of `row` (`width` pixels),
+/// those outside the row read through the border mode.
+fn pad_row<T: Copy + Default>(
+    row: &[T],
+    width: usize,
+    (x0, x1): (usize, usize),
+    w: usize,
+    border: Border,
+    pad: &mut Vec<T>,
+) {
     pad.clear();
-    pad.resize((width + 2 * w) * 4, T::default());
-    let (left, rest) = pad.split_at_mut(4 * w);
-    let (mid, right) = rest.split_at_mut(4 * width);
-    mid.copy_from_slice(&row[..4 * width]);
-    let put = |dst: &mut [T], p: i64| {
-        if let Some(s) = border.map(p, width as u64) {
-            let s = s as usize * 4;
-            dst.copy_from_slice(&row[s..s + 4]);
-        }
-    };
-    for (k, dst) in left.chunks_exact_mut(4).enumerate() {
-        put(dst, k as i64 - w as i64);
+    pad.resize((x1 - x0 + 2 * w) * 4, T::default());
+    let first = x0 as i64 - w as i64;
+    // The part inside the row is one copy.
+    let lo = first.max(0) as usize;
+    let hi = (x1 + w).min(width);
+    if lo < hi {
+        let at = (lo as i64 - first) as usize * 4;
+        pad[at..at + (hi - lo) * 4].copy_from_slice(&row[lo * 4..hi * 4]);
     }
-    for (k, dst) in right.chunks_exact_mut(4).enumerate() {
-        put(dst, (width + k) as i64);
+    // The pixels before and after it, through the border mode.
+    let total = x1 - x0 + 2 * w;
+    let (copy_from, copy_to) = if lo < hi {
+        ((lo as i64 - first) as usize, (hi as i64 - first) as usize)
+    } else {
+        (total, total)
+    };
+    let edges = (0..copy_from.min(total)).chain(copy_to..total);
+    for k in edges {
+        let dst = &mut pad[4 * k..4 * k + 4];
+        match border.map(first + k as i64, width as u64) {
+            Some(s) => {
+                let s = s as usize * 4;
+                dst.copy_from_slice(&row[s..s + 4]);
+            }
+            None => dst.fill(T::default()),
+        }
     }
 }
 
+/// Pixels per column strip of the ring path: a ring row of a strip stays small (8 KiB of u16),
+/// so that 2w + 1 of them stay in the L2 cache.
+const STRIP: usize = 1024;
+
 /// The two-pass blur over rows, generic in the intermediate `T` and output `O` element types.
 ///
-/// `hfun(src_row, scratch, out_row)` fills one intermediate row (`4 · width` values) from source
-/// row `src_row`; `vfun(rows, out_row)` combines `2w + 1` intermediate rows into an output row.
-/// Rows outside the image come from the border mode (zero rows for [`Border::Zero`]).
+/// `hfun(src_row, (x0, x1), scratch, out)` fills the intermediate values of pixels `x0..x1`
+/// (`4 (x1 - x0)` values) of source row `src_row`; `vfun(rows, out)` combines `2w + 1`
+/// intermediate row pieces into output values. Rows outside the image come from the border
+/// mode (zero rows for [`Border::Zero`]).
 fn two_pass<T, P, O, H, V>(
     width: usize,
     height: usize,
@@ -648,7 +671,7 @@ fn two_pass<T, P, O, H, V>(
     T: Copy + Default + Send + Sync + bytemuck::Zeroable,
     P: Send,
     O: Send,
-    H: Fn(usize, &mut Vec<P>, &mut [T]) + Sync,
+    H: Fn(usize, (usize, usize), &mut Vec<P>, &mut [T]) + Sync,
     V: Fn(&[&[T]], &mut [O]) + Sync,
 {
     let n = 4 * width;
@@ -658,14 +681,16 @@ fn two_pass<T, P, O, H, V>(
     let taps = 2 * w + 1;
     let zero = vec![T::default(); n];
     let threads = rayon::current_num_threads().max(1);
-    let band = height.div_ceil(2 * threads).max(16);
+    let band = height.div_ceil(4 * threads).max(16);
     let map_row = |v: i64| border.map(v, height as u64).map(|r| r as usize);
     if 2 * w > band || band >= height {
         // The halo would cost more than the band: compute every intermediate row once.
         let mut t = alloc_zeroed::<T>(n * height);
         t.par_chunks_mut(n)
             .enumerate()
-            .for_each_init(Vec::new, |scratch, (y, row)| hfun(y, scratch, row));
+            .for_each_init(Vec::new, |scratch, (y, row)| {
+                hfun(y, (0, width), scratch, row)
+            });
         out.par_chunks_mut(n).enumerate().for_each_init(
             || Vec::with_capacity(taps),
             |rows: &mut Vec<&[T]>, (y, o)| {
@@ -682,33 +707,45 @@ fn two_pass<T, P, O, H, V>(
         );
         return;
     }
-    // Bands of rows, each with a ring of 2w + 1 intermediate rows.
+    // Bands of rows in parallel; in each, column strips one after the other, each with a ring
+    // of 2w + 1 intermediate rows.
     out.par_chunks_mut(band * n)
         .enumerate()
         .for_each(|(b, chunk)| {
             let y0 = b * band;
-            let mut ring = vec![T::default(); taps * n];
+            let rows_here = chunk.len() / n;
+            let sw = STRIP.min(width);
+            let mut ring = vec![T::default(); taps * 4 * sw];
             let mut scratch = Vec::new();
-            let fill = |ring: &mut [T], scratch: &mut Vec<P>, v: i64| {
-                let slot = (v - (y0 as i64 - w as i64)) as usize % taps;
-                let dst = &mut ring[slot * n..(slot + 1) * n];
-                match map_row(v) {
-                    Some(r) => hfun(r, scratch, dst),
-                    None => dst.fill(T::default()),
+            let first = y0 as i64 - w as i64;
+            let mut x0 = 0;
+            while x0 < width {
+                let x1 = (x0 + sw).min(width);
+                let m = 4 * (x1 - x0);
+                let mut fill = |ring: &mut [T], v: i64| {
+                    let slot = (v - first) as usize % taps;
+                    let dst = &mut ring[slot * m..(slot + 1) * m];
+                    match map_row(v) {
+                        Some(r) => hfun(r, (x0, x1), &mut scratch, dst),
+                        None => dst.fill(T::default()),
+                    }
+                };
+                for v in first..(y0 as i64 + w as i64) {
+                    fill(&mut ring, v);
                 }
-            };
-            for v in (y0 as i64 - w as i64)..(y0 as i64 + w as i64) {
-                fill(&mut ring, &mut scratch, v);
-            }
-            for (k, o) in chunk.chunks_mut(n).enumerate() {
-                let y = (y0 + k) as i64;
-                fill(&mut ring, &mut scratch, y + w as i64);
-                let mut rows: Vec<&[T]> = Vec::with_capacity(taps);
-                for i in 0..taps as i64 {
-                    let slot = (y - w as i64 + i - (y0 as i64 - w as i64)) as usize % taps;
-                    rows.push(&ring[slot * n..(slot + 1) * n]);
+                for k in 0..rows_here {
+                    let y = (y0 + k) as i64;
+                    fill(&mut ring, y + w as i64);
+                    let s0 = k % taps;
+                    let rows: Vec<&[T]> = (0..taps)
+                        .map(|i| {
+                            let slot = (s0 + i) % taps;
+                            &ring[slot * m..(slot + 1) * m]
+                        })
+                        .collect();
+                    vfun(&rows, &mut chunk[k * n + 4 * x0..k * n + 4 * x1]);
                 }
-                vfun(&rows, o);
+                x0 = x1;
             }
         });
 }
@@ -728,8 +765,8 @@ fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> Result<RgbaI
         w,
         blur.border,
         &mut out,
-        |y, pad: &mut Vec<u8>, dst| {
-            pad_row(view.row(y as u32), width as usize, w, blur.border, pad);
+        |y, xs, pad: &mut Vec<u8>, dst| {
+            pad_row(view.row(y as u32), width as usize, xs, w, blur.border, pad);
             kern::h_u8(pad, &q, dst);
         },
         |rows, o| kern_v::v_u8(rows, &q, o),
@@ -758,10 +795,11 @@ fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rgba32FImage>
         w,
         blur.border,
         &mut out,
-        |y, pad: &mut Vec<f32>, dst| {
+        |y, xs, pad: &mut Vec<f32>, dst| {
             pad_row(
                 &src[y * n..(y + 1) * n],
                 width as usize,
+                xs,
                 w,
                 blur.border,
                 pad,

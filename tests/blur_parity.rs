@@ -435,3 +435,41 @@ fn large_images_in_many_parts_are_refused_not_wrong() {
         ));
     }
 }
+
+#[test]
+fn wide_images_cross_column_strips_exactly() {
+    // Wider than the CPU path's 1024-pixel column strips, tall enough for its row rings.
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for (i, &(w, h, r)) in [
+        (1025u32, 40u32, 1u32),
+        (1100, 67, 8),
+        (2051, 33, 3),
+        (1030, 90, 13),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let img = make_image(
+            w,
+            h,
+            if i % 2 == 0 { 0 } else { 12 },
+            Content::Random,
+            i as u64,
+        );
+        for b in [Border::Clamp, Border::Reflect, Border::Wrap, Border::Zero] {
+            let blur = GaussianBlur::new(r).border(b);
+            let expected = reference_u8(&img, &blur);
+            for e in &all {
+                assert!(
+                    e.gaussian_blur(img.view(), &blur).unwrap() == expected,
+                    "{w}x{h} r {r} {b:?} on {}",
+                    e.backend()
+                );
+            }
+            let f = f32_image(w, h.min(20), i as u64, false);
+            let cpu = Engine::cpu().gaussian_blur_f32(&f, &blur).unwrap();
+            assert!(same_bits(cpu.as_raw(), &reference_f32(&f, &blur)));
+        }
+    }
+}
