@@ -82,8 +82,9 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
 inline void hrow_u8(__global const uchar* row, uint width, __global const uint* q, uint w,
                     uint border, __global ushort* out) {
     size_t n = 4 * (size_t)width;
-    size_t a = min((size_t)4 * w, n);
-    size_t b = width > 2u * w ? 4 * (size_t)(width - w) : a;
+    /* Blocks start at a multiple of 16 values, so that their stores are aligned vectors. */
+    size_t a = min(((size_t)4 * w + 15) & ~(size_t)15, n);
+    size_t b = width > 2u * w ? max(a, 4 * (size_t)(width - w)) : a;
     uint qc = q[w];
     for (size_t j = 0; j < a; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
     size_t j0 = a;
@@ -112,8 +113,9 @@ inline void hrow_u8(__global const uchar* row, uint width, __global const uint* 
 inline void hrow_f32(__global const float* row, uint width, __global const float* wt, uint w,
                      uint border, __global float* out) {
     size_t n = 4 * (size_t)width;
-    size_t a = min((size_t)4 * w, n);
-    size_t b = width > 2u * w ? 4 * (size_t)(width - w) : a;
+    /* Blocks start at a multiple of 16 values, so that their stores are aligned vectors. */
+    size_t a = min(((size_t)4 * w + 15) & ~(size_t)15, n);
+    size_t b = width > 2u * w ? max(a, 4 * (size_t)(width - w)) : a;
     for (size_t j = 0; j < a; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
     size_t j0 = a;
     for (; j0 + BLK <= b; j0 += BLK) {

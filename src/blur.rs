@@ -649,6 +649,11 @@ fn pad_row<T: Copy + Default>(
     }
 }
 
+/// The value range `4 (x0 - w) .. 4 (x1 + w)` of a row when it lies inside the row (no border).
+fn inner((x0, x1): (usize, usize), w: usize, width: usize) -> Option<(usize, usize)> {
+    (x0 >= w && x1 + w <= width).then(|| (4 * (x0 - w), 4 * (x1 + w)))
+}
+
 /// Pixels per column strip of the ring path: a ring row of a strip stays small (8 KiB of u16),
 /// so that 2w + 1 of them stay in the L2 cache.
 const STRIP: usize = 1024;
@@ -766,8 +771,15 @@ fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> Result<RgbaI
         blur.border,
         &mut out,
         |y, xs, pad: &mut Vec<u8>, dst| {
-            pad_row(view.row(y as u32), width as usize, xs, w, blur.border, pad);
-            kern::h_u8(pad, &q, dst);
+            let row = view.row(y as u32);
+            match inner(xs, w, width as usize) {
+                // The strip and its halo lie inside the row: read it in place.
+                Some((a, b)) => kern::h_u8(&row[a..b], &q, dst),
+                None => {
+                    pad_row(row, width as usize, xs, w, blur.border, pad);
+                    kern::h_u8(pad, &q, dst);
+                }
+            }
         },
         |rows, o| kern_v::v_u8(rows, &q, o),
     );
@@ -796,15 +808,14 @@ fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rgba32FImage>
         blur.border,
         &mut out,
         |y, xs, pad: &mut Vec<f32>, dst| {
-            pad_row(
-                &src[y * n..(y + 1) * n],
-                width as usize,
-                xs,
-                w,
-                blur.border,
-                pad,
-            );
-            kern_f32::h_f32(pad, &wt, dst);
+            let row = &src[y * n..(y + 1) * n];
+            match inner(xs, w, width as usize) {
+                Some((a, b)) => kern_f32::h_f32(&row[a..b], &wt, dst),
+                None => {
+                    pad_row(row, width as usize, xs, w, blur.border, pad);
+                    kern_f32::h_f32(pad, &wt, dst);
+                }
+            }
         },
         |rows, o| kern_vf32::v_f32(rows, &wt, o),
     );
