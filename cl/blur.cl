@@ -78,15 +78,16 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
     } while (0)
 #define LDS(p, k) convert_uint16(vload16((k), (p)))
 
-/* One intermediate row of the RGBA8 path: t[j] for j in 0..4 width. */
+/* Values jb..je (j = 4 x + c) of one intermediate row of the RGBA8 path, into out[j - jb].
+   jb is a multiple of 16, so that blocks start at aligned addresses when out is aligned. */
 inline void hrow_u8(__global const uchar* row, uint width, __global const uint* q, uint w,
-                    uint border, __global ushort* out) {
-    size_t n = 4 * (size_t)width;
-    /* Blocks start at a multiple of 16 values, so that their stores are aligned vectors. */
-    size_t a = min(((size_t)4 * w + 15) & ~(size_t)15, n);
-    size_t b = width > 2u * w ? max(a, 4 * (size_t)(width - w)) : a;
+                    uint border, size_t jb, size_t je, __global ushort* out) {
+    size_t need = (size_t)4 * w > jb ? (size_t)4 * w - jb : 0;
+    size_t a = min(jb + ((need + 15) & ~(size_t)15), je);
+    size_t lim = width > 2u * w ? 4 * (size_t)(width - w) : 0;
+    size_t b = min(je, max(a, lim));
     uint qc = q[w];
-    for (size_t j = 0; j < a; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
+    for (size_t j = jb; j < a; ++j) out[j - jb] = h_at_u8(row, width, j, q, w, border);
     size_t j0 = a;
     for (; j0 + BLK <= b; j0 += BLK) {
         __global const uchar* c = row + j0;
@@ -100,23 +101,23 @@ inline void hrow_u8(__global const uchar* row, uint width, __global const uint* 
             a2 += qd * (LDB(lo, 2) + LDB(hi, 2));
             a3 += qd * (LDB(lo, 3) + LDB(hi, 3));
         }
-        __global ushort* o = out + j0;
+        __global ushort* o = out + (j0 - jb);
         ST16(ushort16, convert_ushort16((a0 + 128u) >> 8), 0, o);
         ST16(ushort16, convert_ushort16((a1 + 128u) >> 8), 1, o);
         ST16(ushort16, convert_ushort16((a2 + 128u) >> 8), 2, o);
         ST16(ushort16, convert_ushort16((a3 + 128u) >> 8), 3, o);
     }
-    for (size_t j = j0; j < n; ++j) out[j] = h_at_u8(row, width, j, q, w, border);
+    for (size_t j = j0; j < je; ++j) out[j - jb] = h_at_u8(row, width, j, q, w, border);
 }
 
-/* One intermediate row of the f32 path, taps in order. */
+/* Values jb..je of one intermediate row of the f32 path, taps in order. */
 inline void hrow_f32(__global const float* row, uint width, __global const float* wt, uint w,
-                     uint border, __global float* out) {
-    size_t n = 4 * (size_t)width;
-    /* Blocks start at a multiple of 16 values, so that their stores are aligned vectors. */
-    size_t a = min(((size_t)4 * w + 15) & ~(size_t)15, n);
-    size_t b = width > 2u * w ? max(a, 4 * (size_t)(width - w)) : a;
-    for (size_t j = 0; j < a; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
+                     uint border, size_t jb, size_t je, __global float* out) {
+    size_t need = (size_t)4 * w > jb ? (size_t)4 * w - jb : 0;
+    size_t a = min(jb + ((need + 15) & ~(size_t)15), je);
+    size_t lim = width > 2u * w ? 4 * (size_t)(width - w) : 0;
+    size_t b = min(je, max(a, lim));
+    for (size_t j = jb; j < a; ++j) out[j - jb] = h_at_f32(row, width, j, wt, w, border);
     size_t j0 = a;
     for (; j0 + BLK <= b; j0 += BLK) {
         float16 a0 = (float16)(0.0f), a1 = a0, a2 = a0, a3 = a0;
@@ -128,29 +129,29 @@ inline void hrow_f32(__global const float* row, uint width, __global const float
             a2 = a2 + wi * vload16(2, p);
             a3 = a3 + wi * vload16(3, p);
         }
-        __global float* o = out + j0;
+        __global float* o = out + (j0 - jb);
         ST16(float16, a0, 0, o);
         ST16(float16, a1, 1, o);
         ST16(float16, a2, 2, o);
         ST16(float16, a3, 3, o);
     }
-    for (size_t j = j0; j < n; ++j) out[j] = h_at_f32(row, width, j, wt, w, border);
+    for (size_t j = j0; j < je; ++j) out[j - jb] = h_at_f32(row, width, j, wt, w, border);
 }
 
 /* Output row y of the RGBA8 path from 2w + 1 rows: rows[i] = base + off[i] (zero rows are
    real zero rows in the ring; in the two-pass kernel they are skipped, which is exact). */
-inline void vrow_u8_ring(__global const ushort* ring, size_t n, uint s0, uint taps,
+inline void vrow_u8_ring(__global const ushort* ring, size_t ms, size_t n, uint s0, uint taps,
                          __global const uint* q, uint w, __global uchar* ob) {
     uint qc = q[w];
     size_t j0 = 0;
 #define SLOT(i) ((s0 + (i)) >= taps ? (s0 + (i)) - taps : (s0 + (i)))
     for (; j0 + BLK <= n; j0 += BLK) {
-        __global const ushort* c = ring + SLOT(w) * n + j0;
+        __global const ushort* c = ring + SLOT(w) * ms + j0;
         uint16 a0 = qc * LDS(c, 0), a1 = qc * LDS(c, 1), a2 = qc * LDS(c, 2), a3 = qc * LDS(c, 3);
         for (uint d = 1; d <= w; ++d) {
             uint qd = q[w + d];
-            __global const ushort* lo = ring + SLOT(w - d) * n + j0;
-            __global const ushort* hi = ring + SLOT(w + d) * n + j0;
+            __global const ushort* lo = ring + SLOT(w - d) * ms + j0;
+            __global const ushort* hi = ring + SLOT(w + d) * ms + j0;
             a0 += qd * (LDS(lo, 0) + LDS(hi, 0));
             a1 += qd * (LDS(lo, 1) + LDS(hi, 1));
             a2 += qd * (LDS(lo, 2) + LDS(hi, 2));
@@ -164,19 +165,19 @@ inline void vrow_u8_ring(__global const ushort* ring, size_t n, uint s0, uint ta
     }
     for (size_t j = j0; j < n; ++j) {
         uint acc = 0;
-        for (uint i = 0; i <= 2u * w; ++i) acc += q[i] * (uint)ring[SLOT(i) * n + j];
+        for (uint i = 0; i <= 2u * w; ++i) acc += q[i] * (uint)ring[SLOT(i) * ms + j];
         ob[j] = (uchar)((acc + (1u << 23)) >> 24);
     }
 }
 
-inline void vrow_f32_ring(__global const float* ring, size_t n, uint s0, uint taps,
+inline void vrow_f32_ring(__global const float* ring, size_t ms, size_t n, uint s0, uint taps,
                           __global const float* wt, uint w, __global float* ob) {
     size_t j0 = 0;
     for (; j0 + BLK <= n; j0 += BLK) {
         float16 a0 = (float16)(0.0f), a1 = a0, a2 = a0, a3 = a0;
         for (uint i = 0; i <= 2u * w; ++i) {
             float wi = wt[i];
-            __global const float* p = ring + SLOT(i) * n + j0;
+            __global const float* p = ring + SLOT(i) * ms + j0;
             a0 = a0 + wi * vload16(0, p);
             a1 = a1 + wi * vload16(1, p);
             a2 = a2 + wi * vload16(2, p);
@@ -190,13 +191,16 @@ inline void vrow_f32_ring(__global const float* ring, size_t n, uint s0, uint ta
     }
     for (size_t j = j0; j < n; ++j) {
         float acc = 0.0f;
-        for (uint i = 0; i <= 2u * w; ++i) acc = acc + wt[i] * ring[SLOT(i) * n + j];
+        for (uint i = 0; i <= 2u * w; ++i) acc = acc + wt[i] * ring[SLOT(i) * ms + j];
         ob[j] = acc;
     }
 #undef SLOT
 }
 
-/* Fused: each group blurs its rows with its own ring of 2w + 1 rows at ring + g (2w+1) 4 width. */
+/* Fused: each group blurs its rows with its own ring of 2w + 1 rows of one column strip
+   (STRIP pixels: the ring stays in the cache), strip after strip. */
+#define STRIP 1024
+
 __kernel void blur_ring_u8(__global const uint* src, uint width, uint height,
                            __global const uint* q, uint w, uint border, __global ushort* ring,
                            __global uint* dst) {
@@ -205,21 +209,25 @@ __kernel void blur_ring_u8(__global const uint* src, uint width, uint height,
     if (y0 >= y1) return;
     uint taps = 2u * w + 1u;
     size_t n = 4 * (size_t)width;
-    __global ushort* rg = ring + (size_t)get_group_id(0) * taps * n;
+    size_t ms = 4 * (size_t)min((uint)STRIP, width);
+    __global ushort* rg = ring + (size_t)get_group_id(0) * taps * ms;
     __global const uchar* sb = (__global const uchar*)src;
     long first = (long)y0 - (long)w; /* the virtual row in slot 0 */
-    for (long v = first; v < (long)y1 + (long)w; ++v) {
-        __global ushort* slot = rg + (size_t)((v - first) % taps) * n;
-        long r = blur_map(v, height, border);
-        if (r < 0) {
-            for (size_t j = 0; j < n; ++j) slot[j] = 0;
-        } else {
-            hrow_u8(sb + (size_t)r * n, width, q, w, border, slot);
+    for (size_t jb = 0; jb < n; jb += ms) {
+        size_t je = min(jb + ms, n);
+        for (long v = first; v < (long)y1 + (long)w; ++v) {
+            __global ushort* slot = rg + (size_t)((v - first) % taps) * ms;
+            long r = blur_map(v, height, border);
+            if (r < 0) {
+                for (size_t j = 0; j < je - jb; ++j) slot[j] = 0;
+            } else {
+                hrow_u8(sb + (size_t)r * n, width, q, w, border, jb, je, slot);
+            }
+            long y = v - (long)w; /* the output row now complete */
+            if (y >= (long)y0)
+                vrow_u8_ring(rg, ms, je - jb, (uint)((y - (long)y0) % taps), taps, q, w,
+                             (__global uchar*)dst + (size_t)y * n + jb);
         }
-        long y = v - (long)w; /* the output row now complete */
-        if (y >= (long)y0)
-            vrow_u8_ring(rg, n, (uint)((y - (long)y0) % taps), taps, q, w,
-                         (__global uchar*)dst + (size_t)y * n);
     }
 }
 
@@ -231,19 +239,24 @@ __kernel void blur_ring_f32(__global const float* src, uint width, uint height,
     if (y0 >= y1) return;
     uint taps = 2u * w + 1u;
     size_t n = 4 * (size_t)width;
-    __global float* rg = ring + (size_t)get_group_id(0) * taps * n;
+    size_t ms = 4 * (size_t)min((uint)STRIP, width);
+    __global float* rg = ring + (size_t)get_group_id(0) * taps * ms;
     long first = (long)y0 - (long)w;
-    for (long v = first; v < (long)y1 + (long)w; ++v) {
-        __global float* slot = rg + (size_t)((v - first) % taps) * n;
-        long r = blur_map(v, height, border);
-        if (r < 0) {
-            for (size_t j = 0; j < n; ++j) slot[j] = 0.0f;
-        } else {
-            hrow_f32(src + (size_t)r * n, width, wt, w, border, slot);
+    for (size_t jb = 0; jb < n; jb += ms) {
+        size_t je = min(jb + ms, n);
+        for (long v = first; v < (long)y1 + (long)w; ++v) {
+            __global float* slot = rg + (size_t)((v - first) % taps) * ms;
+            long r = blur_map(v, height, border);
+            if (r < 0) {
+                for (size_t j = 0; j < je - jb; ++j) slot[j] = 0.0f;
+            } else {
+                hrow_f32(src + (size_t)r * n, width, wt, w, border, jb, je, slot);
+            }
+            long y = v - (long)w;
+            if (y >= (long)y0)
+                vrow_f32_ring(rg, ms, je - jb, (uint)((y - (long)y0) % taps), taps, wt, w,
+                              dst + (size_t)y * n + jb);
         }
-        long y = v - (long)w;
-        if (y >= (long)y0)
-            vrow_f32_ring(rg, n, (uint)((y - (long)y0) % taps), taps, wt, w, dst + (size_t)y * n);
     }
 }
 
@@ -254,7 +267,7 @@ __kernel void blur_h_u8(__global const uint* src, uint width, uint height, __glo
     clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
     size_t n = 4 * (size_t)width;
     for (uint y = y0; y < y1; ++y)
-        hrow_u8((__global const uchar*)src + y * n, width, q, w, border, t + y * n);
+        hrow_u8((__global const uchar*)src + y * n, width, q, w, border, 0, n, t + y * n);
 }
 
 __kernel void blur_h_f32(__global const float* src, uint width, uint height,
@@ -262,7 +275,7 @@ __kernel void blur_h_f32(__global const float* src, uint width, uint height,
     uint y0, y1;
     clpix_range(height, get_group_id(0), get_num_groups(0), &y0, &y1);
     size_t n = 4 * (size_t)width;
-    for (uint y = y0; y < y1; ++y) hrow_f32(src + y * n, width, wt, w, border, t + y * n);
+    for (uint y = y0; y < y1; ++y) hrow_f32(src + y * n, width, wt, w, border, 0, n, t + y * n);
 }
 
 __kernel void blur_v_u8(__global const ushort* t, uint width, uint height, __global const uint* q,
