@@ -456,6 +456,52 @@ void blur_v_u8(__global const ushort* t, uint width, uint height, __global const
     }
 }
 
+/* Fused, for small radii: each work-item keeps FR output rows of one column and filters the
+   FR + 2w input rows it needs horizontally itself (neighbouring work-items read neighbouring
+   pixels: coalesced, and the 2w + 1 taps hit the L1 cache). No intermediate buffer: 8 bytes of
+   DRAM traffic a pixel instead of 24, for (FR + 2w) / FR times the horizontal arithmetic. */
+#define FR 16
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_fused_u8(__global const uint* src, uint width, uint height, __global const uint* q,
+                   uint w, uint border, __global uint* dst, uint xg) {
+    uint g = get_group_id(0);
+    uint yb = g / xg;
+    uint x = (g - yb * xg) * TI + get_local_id(0);
+    if (x >= width) return;
+    long y0 = (long)yb * FR;
+    uint4 acc[FR];
+#pragma unroll
+    for (int k = 0; k < FR; ++k) acc[k] = (uint4)(0u);
+    int iw = (int)w;
+    uint qc = q[w];
+    for (int j = -iw; j < FR + iw; ++j) {
+        long p = y0 + j;
+        long r = (p >= 0 && p < (long)height) ? p : blur_map(p, height, border);
+        if (r < 0) continue;
+        __global const uint* row = src + (size_t)r * width;
+        uint4 h = qc * unpack4(row[x]);
+        for (int d = 1; d <= iw; ++d) {
+            long xl = (long)x - d, xr = (long)x + d;
+            long sl = xl >= 0 ? xl : blur_map(xl, width, border);
+            long sr = xr < (long)width ? xr : blur_map(xr, width, border);
+            uint4 pl = sl >= 0 ? unpack4(row[sl]) : (uint4)(0u);
+            uint4 pr = sr >= 0 ? unpack4(row[sr]) : (uint4)(0u);
+            h += q[w + d] * (pl + pr);
+        }
+        uint4 tv = (h + 128u) >> 8;
+#pragma unroll
+        for (int k = 0; k < FR; ++k) {
+            int i = j - k;
+            if (i >= -iw && i <= iw) acc[k] += q[i + iw] * tv;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < FR; ++k) {
+        long y = y0 + k;
+        if (y < (long)height) dst[(size_t)y * width + x] = pack4((acc[k] + (1u << 23)) >> 24);
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(128, 1, 1)))
 void blur_h_f32(__global const float4* src, uint width, uint height, __global const float* wt,
                 uint w, uint border, __global float4* t, uint tiles, __local float4* tile) {

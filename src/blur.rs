@@ -37,7 +37,9 @@
 //! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
 //! when the tile does not fit the device's local memory a variant reads global memory
 //! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
-//! across the work-group). A fused one-kernel variant was not written.
+//! across the work-group). For RGBA8 with w ≤ 3 one fused kernel replaces both: each
+//! work-item filters the rows its 16 output rows need itself, with no intermediate buffer
+//! (`CLPIX_BLUR_GPU=fused|two-pass` forces either, to measure both).
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -840,6 +842,20 @@ const TILE_PX: usize = 4;
 /// Output rows per work-item of the GPU vertical pass.
 const V_ROWS: usize = 8;
 
+/// Output rows per work-item of the fused GPU kernel (FR in cl/blur.cl).
+const FUSED_ROWS: usize = 16;
+
+/// Whether a GPU runs the RGBA8 blur as one fused kernel: for radii up to 3 (a probe on an H200
+/// found fusion 23% faster at w = 2 and slower at w = 8). `CLPIX_BLUR_GPU=fused` or
+/// `two-pass` forces the choice, to measure both.
+fn gpu_fused(w: u32) -> bool {
+    match std::env::var("CLPIX_BLUR_GPU").as_deref() {
+        Ok("fused") => true,
+        Ok("two-pass") => false,
+        _ => w <= 3,
+    }
+}
+
 fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
     Error::TooLargeForDevice {
         what,
@@ -920,6 +936,28 @@ fn cl_passes<S, D>(
             Arg::buf(dst),
         ];
         events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
+        return cl.finish(&events);
+    }
+    if kind == "u8" && gpu_fused(w) {
+        let xg = (width as usize).div_ceil(TILE_ITEMS);
+        let yg = (height as usize).div_ceil(FUSED_ROWS);
+        let args = [
+            Arg::buf(src),
+            Arg::U32(width),
+            Arg::U32(height),
+            weights,
+            Arg::U32(w),
+            Arg::U32(code),
+            Arg::buf(dst),
+            Arg::U32(xg as u32),
+        ];
+        events.push(cl.launch(
+            "blur",
+            "blur_fused_u8",
+            &args,
+            xg * yg * TILE_ITEMS,
+            TILE_ITEMS,
+        )?);
         return cl.finish(&events);
     }
     let tmp = cl.buffer::<D>(4 * n, "the blur's intermediate image")?;
