@@ -29,7 +29,14 @@ fn json_str(s: &str) -> String {
     o
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let positional: Vec<&String> = {
         let mut v = Vec::new();
