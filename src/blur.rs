@@ -622,10 +622,10 @@ fn advise_huge_pages(start: usize, bytes: usize) {
     let _ = (start, bytes);
 }
 
-/// A device buffer for a large result. On a CPU device the buffer's memory is the host's:
+/// A device buffer for a large result or intermediate. On a CPU device the buffer's memory is the host's:
 /// mapped once before any kernel touches it and advised to use huge pages, which took the
 /// page-fault time of a 64 MiB result on PoCL from about half the blur to a few percent.
-fn result_buffer<T>(
+fn large_buffer<T>(
     cl: &Arc<ClEngine>,
     count: usize,
     what: &'static str,
@@ -922,7 +922,7 @@ fn cl_passes<S, D>(
         let ring_elems = groups * taps * 4 * (width as usize).min(1024);
         let ring_bytes = ring_elems as u64 * std::mem::size_of::<D>() as u64;
         if 2 * (w as usize) <= rows && ring_bytes <= cl.max_buffer_bytes {
-            let ring = cl.buffer::<D>(ring_elems, "the blur's row rings")?;
+            let ring = large_buffer::<D>(cl, ring_elems, "the blur's row rings")?;
             let args = [
                 Arg::buf(src),
                 Arg::U32(width),
@@ -936,7 +936,7 @@ fn cl_passes<S, D>(
             events.push(cl.launch("blur", ring_k, &args, groups, 1)?);
             return cl.finish(&events);
         }
-        let tmp = cl.buffer::<D>(4 * n, "the blur's intermediate image")?;
+        let tmp = large_buffer::<D>(cl, 4 * n, "the blur's intermediate image")?;
         let hargs = [
             Arg::buf(src),
             Arg::U32(width),
@@ -1074,7 +1074,7 @@ fn cl_blur_u8(
             }
         }
     };
-    let dst = result_buffer::<u32>(cl, n, "the blurred image")?;
+    let dst = large_buffer::<u32>(cl, n, "the blurred image")?;
     if blur.radius == 0 {
         // A copy, through the queue.
         let mut host = vec![0u32; n];
@@ -1111,9 +1111,9 @@ fn cl_blur_f32(
     let wt = blur.weights_f32()?;
     let mut wbuf = cl.buffer::<f32>(wt.len(), "blur weights")?;
     cl.write(&mut wbuf, 0, &wt)?;
-    let mut src = cl.buffer::<f32>(4 * n, "an f32 image")?;
+    let mut src = large_buffer::<f32>(cl, 4 * n, "an f32 image")?;
     cl.write(&mut src, 0, img.as_raw())?;
-    let dst = result_buffer::<f32>(cl, 4 * n, "the blurred image")?;
+    let dst = large_buffer::<f32>(cl, 4 * n, "the blurred image")?;
     cl_passes::<f32, f32>(
         cl,
         "f32",

@@ -562,7 +562,6 @@ impl ClEngine {
     /// Maps `buf` (blocking), calls `f` with its host address and size in bytes, and unmaps it.
     /// On a CPU device (PoCL) the address is the buffer's own memory, so that a large buffer
     /// can be advised to use huge pages before its first touch (see `blur`).
-    #[allow(dead_code)]
     pub(crate) fn with_mapped<T>(
         &self,
         buf: &Buffer<T>,
