@@ -714,7 +714,12 @@ fn two_pass<T, P, O, H, V>(
     let taps = 2 * w + 1;
     let zero = vec![T::default(); n];
     let threads = rayon::current_num_threads().max(1);
-    let band = height.div_ceil(4 * threads).max(16);
+    // About four bands a thread, but at least 8w rows (the halo costs at most a quarter) while
+    // every thread still gets a band.
+    let band = height
+        .div_ceil(4 * threads)
+        .max((8 * w).min(height.div_ceil(threads)))
+        .max(16);
     let map_row = |v: i64| border.map(v, height as u64).map(|r| r as usize);
     if 2 * w > band || band >= height {
         // The halo would cost more than the band: compute every intermediate row once.
