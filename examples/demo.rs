@@ -5,10 +5,12 @@
 
 use clpix::Engine;
 use image::{Rgba, RgbaImage};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+#[allow(dead_code)]
 /// A dark scene with gradients, colours and a few bright markers, so every job finds something.
-fn default_image() -> RgbaImage {
+pub fn default_image() -> RgbaImage {
     let (w, h) = (960u32, 540u32);
     let mut img = RgbaImage::from_fn(w, h, |x, y| {
         let r = (x * 60 / w) as u8;
@@ -52,6 +54,73 @@ fn mark(img: &mut RgbaImage, x: u32, y: u32, colour: [u8; 4]) {
     }
 }
 
+/// One job's line: what ran, on which device, how long.
+fn report(job: &str, backend: &str, t: Instant, what: String) {
+    println!(
+        "{job:<18} {:>9.3} ms  on {backend}  {what}",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+/// Runs every job on `img` with `engine`, writes the pictures into `out`, and returns their paths.
+pub fn run_demo(
+    engine: &Engine,
+    img: &RgbaImage,
+    out: &Path,
+) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(out)?;
+    let backend = engine.backend().to_string();
+    let backend = backend
+        .split(" (auto")
+        .next()
+        .unwrap_or(&backend)
+        .to_string();
+    let mut written = Vec::new();
+
+    let t = Instant::now();
+    let dev = engine.upload(img)?;
+    report(
+        "upload",
+        &backend,
+        t,
+        format!("{}×{}", img.width(), img.height()),
+    );
+
+    let t = Instant::now();
+    let b = engine.brightest(&dev)?;
+    report(
+        "brightest",
+        &backend,
+        t,
+        format!("({}, {}) L={} rgba={:?}", b.x, b.y, b.luminance, b.rgba),
+    );
+    let t = Instant::now();
+    let d = engine.darkest(&dev)?;
+    report(
+        "darkest",
+        &backend,
+        t,
+        format!("({}, {}) L={} rgba={:?}", d.x, d.y, d.luminance, d.rgba),
+    );
+    let t = Instant::now();
+    let s = engine.luminance_stats(&dev)?;
+    report(
+        "luminance_stats",
+        &backend,
+        t,
+        format!("mean {:.2}, min {}, max {}", s.mean, s.min, s.max),
+    );
+
+    let mut marked = img.clone();
+    mark(&mut marked, b.x, b.y, [255, 40, 40, 255]);
+    mark(&mut marked, d.x, d.y, [40, 255, 255, 255]);
+    let p = out.join("extremes.png");
+    marked.save(&p)?;
+    written.push(p);
+
+    Ok(written)
+}
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -59,6 +128,7 @@ fn arg(args: &[String], name: &str) -> Option<String> {
         .cloned()
 }
 
+#[allow(dead_code)] // the demo test includes this file for run_demo
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(b) = arg(&args, "--backend") {
@@ -79,49 +149,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::new()?;
     println!("clpix demo on a {}×{} image", img.width(), img.height());
     println!("backend: {}", engine.backend());
-    std::fs::create_dir_all("demo-output")?;
-
-    let t = Instant::now();
-    let dev = engine.upload(&img)?;
-    println!(
-        "upload            {:>9.3} ms",
-        t.elapsed().as_secs_f64() * 1e3
-    );
-
-    let t = Instant::now();
-    let b = engine.brightest(&dev)?;
-    println!(
-        "brightest         {:>9.3} ms  ({}, {}) L={} rgba={:?}",
-        t.elapsed().as_secs_f64() * 1e3,
-        b.x,
-        b.y,
-        b.luminance,
-        b.rgba
-    );
-    let t = Instant::now();
-    let d = engine.darkest(&dev)?;
-    println!(
-        "darkest           {:>9.3} ms  ({}, {}) L={} rgba={:?}",
-        t.elapsed().as_secs_f64() * 1e3,
-        d.x,
-        d.y,
-        d.luminance,
-        d.rgba
-    );
-    let t = Instant::now();
-    let s = engine.luminance_stats(&dev)?;
-    println!(
-        "luminance_stats   {:>9.3} ms  mean {:.2}, min {}, max {}",
-        t.elapsed().as_secs_f64() * 1e3,
-        s.mean,
-        s.min,
-        s.max
-    );
-
-    let mut marked = img.clone();
-    mark(&mut marked, b.x, b.y, [255, 40, 40, 255]);
-    mark(&mut marked, d.x, d.y, [40, 255, 255, 255]);
-    marked.save("demo-output/extremes.png")?;
-    println!("wrote demo-output/extremes.png (red ring: brightest, cyan ring: darkest)");
+    for p in run_demo(&engine, &img, Path::new("demo-output"))? {
+        println!("wrote {}", p.display());
+    }
     Ok(())
 }

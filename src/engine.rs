@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::image::{check_pixel_count, DeviceImage, ImageInput, ImageView, Storage};
-use crate::opencl::{self, ClEngine, DeviceInfo, DeviceType};
+use crate::opencl::{self, ClEngine, DeviceInfo, DeviceType, KernelLayout};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,6 +65,21 @@ impl fmt::Display for BackendInfo {
         }
         Ok(())
     }
+}
+
+/// Settings of an OpenCL engine made with [`Engine::with_device_config`].
+///
+/// ```
+/// let config = clpix::EngineConfig::default();
+/// assert!(config.max_buffer_bytes.is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Cap on single device buffers, below the device's own limit: larger images are processed
+    /// in parts, with the same results. `None`: the device's limit.
+    pub max_buffer_bytes: Option<u64>,
+    /// Which kernel variant to build (see [`KernelLayout`]).
+    pub layout: KernelLayout,
 }
 
 #[derive(Debug)]
@@ -199,7 +214,23 @@ impl Engine {
     /// Opens a device and builds the reduction program, so that a driver whose compiler fails
     /// is found at construction rather than at the first call.
     fn open(info: &DeviceInfo, cap: Option<u64>, reason: Option<String>) -> Result<Engine> {
-        let cl = Arc::new(ClEngine::open(info, cap)?);
+        let config = EngineConfig {
+            max_buffer_bytes: cap,
+            layout: KernelLayout::Auto,
+        };
+        Engine::open_config(info, &config, reason)
+    }
+
+    fn open_config(
+        info: &DeviceInfo,
+        config: &EngineConfig,
+        reason: Option<String>,
+    ) -> Result<Engine> {
+        let cl = Arc::new(ClEngine::open(
+            info,
+            config.max_buffer_bytes,
+            config.layout,
+        )?);
         cl.program("reduce")?;
         Ok(Engine {
             backend: Backend::OpenCl(cl),
@@ -268,6 +299,25 @@ impl Engine {
     /// ```
     pub fn with_device_capped(device: &DeviceInfo, max_buffer_bytes: u64) -> Result<Engine> {
         Engine::open(device, Some(max_buffer_bytes), None)
+    }
+
+    /// A specific device with explicit settings (see [`EngineConfig`]); environment variables
+    /// are not read.
+    ///
+    /// ```
+    /// use clpix::{Engine, EngineConfig, KernelLayout};
+    /// let config = EngineConfig { max_buffer_bytes: Some(64 << 20), layout: KernelLayout::Auto };
+    /// for d in clpix::devices().unwrap_or_default() {
+    ///     println!("{}", Engine::with_device_config(&d, &config)?.backend());
+    /// }
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn with_device_config(device: &DeviceInfo, config: &EngineConfig) -> Result<Engine> {
+        let reason = match config.layout {
+            KernelLayout::Auto => None,
+            l => Some(format!("kernel layout forced to {l:?}")),
+        };
+        Engine::open_config(device, config, reason)
     }
 
     /// What runs, and why (see [`BackendInfo`]).

@@ -14,9 +14,10 @@ mod opencl;
 mod reduce;
 
 pub use crate::blur::{Border, GaussianBlur, MAX_RADIUS};
-pub use crate::engine::{BackendInfo, BackendKind, Engine};
+pub use crate::engine::{BackendInfo, BackendKind, Engine, EngineConfig};
 pub use crate::error::{Error, Result};
+pub use crate::histogram::{LuminanceHistogram, RgbaHistogram};
 pub use crate::image::{DeviceImage, ImageInput, ImageView};
 pub use crate::luminance::{luminance, MAX_LUMINANCE};
-pub use crate::opencl::{devices, DeviceInfo, DeviceType};
+pub use crate::opencl::{devices, DeviceInfo, DeviceType, KernelLayout};
 pub use crate::reduce::{LuminanceStats, PixelHit};

@@ -279,6 +279,31 @@ const SOURCES: &[(&str, &str)] = &[
     ("blur", include_str!("../cl/blur.cl")),
 ];
 
+/// How the kernels walk memory. `Auto` (the default) picks from the device type; the others
+/// force a variant, for testing both variants on one device or for devices that report a
+/// misleading type.
+///
+/// ```
+/// use clpix::{Engine, EngineConfig, KernelLayout};
+/// for d in clpix::devices().unwrap_or_default() {
+///     // The GPU-style kernels, even on a CPU device.
+///     let config = EngineConfig { layout: KernelLayout::Coalesced, ..EngineConfig::default() };
+///     let engine = Engine::with_device_config(&d, &config)?;
+///     println!("{}", engine.backend());
+/// }
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KernelLayout {
+    /// GPUs and accelerators: coalesced; CPU devices: contiguous.
+    #[default]
+    Auto,
+    /// Work-items of a group read neighbouring elements, work-groups of up to 256 (GPUs).
+    Coalesced,
+    /// Work-groups of one, each work-item walking a contiguous range (CPU devices, PoCL).
+    Contiguous,
+}
+
 /// How kernels should walk memory on this device, chosen from device queries.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tuning {
@@ -338,6 +363,9 @@ pub(crate) struct ClEngine {
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<(&'static str, &'static str), Vec<Kernel>>>,
+    /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
+    /// buffer per call cost more than the kernel on a GPU.
+    partials: Mutex<Vec<Buffer<u64>>>,
 }
 
 // SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
@@ -358,7 +386,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ClEngine {
     /// Opens `info`'s device. `max_buffer_bytes` caps single buffers below the device's limit.
-    pub(crate) fn open(info: &DeviceInfo, max_buffer_bytes: Option<u64>) -> Result<ClEngine> {
+    pub(crate) fn open(
+        info: &DeviceInfo,
+        max_buffer_bytes: Option<u64>,
+        layout: KernelLayout,
+    ) -> Result<ClEngine> {
         let found = discovered()?
             .iter()
             .find(|f| f.info.index == info.index && f.info.name == info.name)
@@ -373,7 +405,11 @@ impl ClEngine {
         let queue =
             unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
                 .map_err(|e| Error::cl("clCreateCommandQueue", e.0))?;
-        let contiguous = info.device_type == DeviceType::Cpu;
+        let contiguous = match layout {
+            KernelLayout::Auto => info.device_type == DeviceType::Cpu,
+            KernelLayout::Coalesced => false,
+            KernelLayout::Contiguous => true,
+        };
         let wg = if contiguous {
             1
         } else {
@@ -407,6 +443,7 @@ impl ClEngine {
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
+            partials: Mutex::new(Vec::new()),
         })
     }
 
@@ -523,9 +560,12 @@ impl ClEngine {
     /// Waits for the queue and records the summed kernel time of `events` for
     /// [`Engine::last_kernel_time`](crate::Engine::last_kernel_time).
     pub(crate) fn finish(&self, events: &[Event]) -> Result<()> {
-        self.queue
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e.0))?;
+        // Waits for this operation's own commands only: clFinish on the shared queue would also
+        // wait for other threads' work.
+        if !events.is_empty() {
+            let raw: Vec<_> = events.iter().map(|e| e.get()).collect();
+            cl3::event::wait_for_events(&raw).map_err(|e| Error::cl("clWaitForEvents", e))?;
+        }
         let mut ns = 0u64;
         for e in events {
             let (s, t) = (e.profiling_command_start(), e.profiling_command_end());
@@ -535,6 +575,24 @@ impl ClEngine {
         }
         set_last_kernel_ns(Some(ns));
         Ok(())
+    }
+
+    /// Length of a partials buffer: room for 4 u64s per work-group of the largest grid.
+    pub(crate) fn partials_len(&self) -> usize {
+        4 * self.tuning.max_groups
+    }
+
+    /// Runs `f` with a reusable buffer of [`partials_len`](Self::partials_len) u64s for
+    /// per-group results, then returns the buffer to the pool.
+    pub(crate) fn with_partials<R>(&self, f: impl FnOnce(&Buffer<u64>) -> Result<R>) -> Result<R> {
+        let pooled = lock(&self.partials).pop();
+        let buffer = match pooled {
+            Some(b) => b,
+            None => self.buffer::<u64>(self.partials_len(), "per-group partial results")?,
+        };
+        let r = f(&buffer);
+        lock(&self.partials).push(buffer);
+        r
     }
 
     /// A device buffer of `count` elements (at least one: OpenCL has no empty buffers).
@@ -858,5 +916,99 @@ impl fmt::Debug for DeviceParts {
             self.parts.len(),
             self.owner.info.name
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engines() -> Vec<Arc<ClEngine>> {
+        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        match devices() {
+            Ok(list) => list
+                .iter()
+                .map(|d| {
+                    Arc::new(ClEngine::open(d, None, KernelLayout::Auto).expect("device opens"))
+                })
+                .collect(),
+            Err(e) if required => panic!("OpenCL required: {e}"),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// OpenCL errors in the middle of an operation, provoked for real, are error values and
+    /// leave the engine usable.
+    #[test]
+    fn failed_enqueues_are_errors_and_the_engine_recovers() {
+        for cl in engines() {
+            let buf = cl.buffer::<u32>(64, "test").unwrap();
+            // Missing arguments: CL_INVALID_KERNEL_ARGS at enqueue.
+            let e = cl.launch(
+                "reduce",
+                "luma_stats",
+                &[Arg::buf(&buf)],
+                cl.tuning.wg,
+                cl.tuning.wg,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // A wrongly sized argument (4 bytes for a buffer): CL_INVALID_ARG_SIZE from
+            // clSetKernelArg, where opencl3's ExecuteKernel would panic.
+            let e = cl.launch(
+                "reduce",
+                "luma_stats",
+                &[Arg::U32(1), Arg::U32(0), Arg::buf(&buf)],
+                1,
+                1,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // No such kernel.
+            let e = cl.launch("reduce", "no_such_kernel", &[], 1, 1);
+            assert!(
+                matches!(
+                    e,
+                    Err(Error::OpenCl {
+                        call: "clCreateKernel",
+                        ..
+                    })
+                ),
+                "{e:?}"
+            );
+            // A work-group larger than the device allows.
+            let too_big = cl.info.max_work_group_size * 2;
+            let e = cl.launch(
+                "reduce",
+                "luma_stats",
+                &[Arg::buf(&buf), Arg::U32(0), Arg::buf(&buf)],
+                too_big,
+                too_big,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // A buffer larger than the limit is refused before the driver sees it.
+            let e = cl.buffer::<u64>(usize::MAX / 16, "huge");
+            assert!(matches!(e, Err(Error::TooLargeForDevice { .. })), "{e:?}");
+            // The same kernel objects then run correctly.
+            let data: Vec<u32> = (0..64).map(|i| i * 0x010101).collect();
+            let mut input = cl.buffer::<u32>(64, "test").unwrap();
+            cl.write(&mut input, 0, &data).unwrap();
+            let out = cl.buffer::<u64>(cl.partials_len(), "test").unwrap();
+            let ev = cl
+                .launch(
+                    "reduce",
+                    "luma_stats",
+                    &[Arg::buf(&input), Arg::U32(64), Arg::buf(&out)],
+                    cl.tuning.wg,
+                    cl.tuning.wg,
+                )
+                .unwrap();
+            cl.finish(&[ev]).unwrap();
+            let mut host = [0u64; 2];
+            cl.read(&out, 0, &mut host).unwrap();
+            let expected: u64 = data
+                .iter()
+                .map(|&p| crate::luminance::luma_u32(p) as u64)
+                .sum();
+            assert_eq!(host[0], expected, "{}", cl.info.name);
+        }
     }
 }

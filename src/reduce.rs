@@ -343,21 +343,22 @@ fn cl_argbest(cl: &Arc<ClEngine>, input: ImageInput<'_>, extreme: Extreme) -> Re
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
         let groups = groups_for(cl, n);
-        let partials = cl.buffer::<u64>(2 * groups, "reduction partials")?;
-        events.push(cl.launch(
-            "reduce",
-            "luma_argbest",
-            &[
-                Arg::buf(buf),
-                Arg::U32(n as u32),
-                Arg::U32(extreme.flip()),
-                Arg::buf(&partials),
-            ],
-            groups * cl.tuning.wg,
-            cl.tuning.wg,
-        )?);
         let mut host = vec![0u64; 2 * groups];
-        cl.read(&partials, 0, &mut host)?;
+        cl.with_partials(|partials| {
+            events.push(cl.launch(
+                "reduce",
+                "luma_argbest",
+                &[
+                    Arg::buf(buf),
+                    Arg::U32(n as u32),
+                    Arg::U32(extreme.flip()),
+                    Arg::buf(partials),
+                ],
+                groups * cl.tuning.wg,
+                cl.tuning.wg,
+            )?);
+            cl.read(partials, 0, &mut host)
+        })?;
         let base = range.first_pixel(width as u32);
         for g in host.chunks_exact(2) {
             if g[0] != 0 {
@@ -379,16 +380,17 @@ fn cl_stats(cl: &Arc<ClEngine>, input: ImageInput<'_>) -> Result<(u64, u32, u32)
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
         let groups = groups_for(cl, n);
-        let partials = cl.buffer::<u64>(2 * groups, "reduction partials")?;
-        events.push(cl.launch(
-            "reduce",
-            "luma_stats",
-            &[Arg::buf(buf), Arg::U32(n as u32), Arg::buf(&partials)],
-            groups * cl.tuning.wg,
-            cl.tuning.wg,
-        )?);
         let mut host = vec![0u64; 2 * groups];
-        cl.read(&partials, 0, &mut host)?;
+        cl.with_partials(|partials| {
+            events.push(cl.launch(
+                "reduce",
+                "luma_stats",
+                &[Arg::buf(buf), Arg::U32(n as u32), Arg::buf(partials)],
+                groups * cl.tuning.wg,
+                cl.tuning.wg,
+            )?);
+            cl.read(partials, 0, &mut host)
+        })?;
         for g in host.chunks_exact(2) {
             sum += g[0];
             lo = lo.min((g[1] >> 32) as u32);

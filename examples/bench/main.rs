@@ -76,6 +76,30 @@ fn cases() -> Vec<Case> {
             content: Content::Random,
             run: |e, i| blur_f32_case(e, i, 8),
         },
+        Case {
+            name: "histogram_rgba",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.histogram_rgba(i).map(drop),
+        },
+        Case {
+            name: "histogram_rgba",
+            bytes_per_pixel: 4.0,
+            content: Content::Constant,
+            run: |e, i| e.histogram_rgba(i).map(drop),
+        },
+        Case {
+            name: "histogram_luminance",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.histogram_luminance(i).map(drop),
+        },
+        Case {
+            name: "histogram_luminance",
+            bytes_per_pixel: 4.0,
+            content: Content::Constant,
+            run: |e, i| e.histogram_luminance(i).map(drop),
+        },
         // Other operations add their cases here.
     ]
 }

@@ -5,7 +5,8 @@
 use clpix::{Engine, ImageView};
 use proptest::prelude::*;
 
-/// Every OpenCL device as an engine. With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
+/// Every OpenCL device as an engine, plus each device with the other kernel layout forced (so
+/// that the GPU-style kernels are tested on PoCL in CI, and the CPU-style ones on GPUs). With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
 /// machine with no usable OpenCL device fails the test instead of skipping it.
 pub fn opencl_engines() -> Vec<Engine> {
     let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
@@ -13,7 +14,22 @@ pub fn opencl_engines() -> Vec<Engine> {
     let engines: Vec<Engine> = match clpix::devices() {
         Ok(list) => list
             .iter()
-            .map(|d| Engine::with_device(d).unwrap_or_else(|e| panic!("{}: {e}", d.name)))
+            .flat_map(|d| {
+                let other = if d.device_type == clpix::DeviceType::Cpu {
+                    clpix::KernelLayout::Coalesced
+                } else {
+                    clpix::KernelLayout::Contiguous
+                };
+                let forced = clpix::EngineConfig {
+                    layout: other,
+                    ..Default::default()
+                };
+                [
+                    Engine::with_device(d).unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+                    Engine::with_device_config(d, &forced)
+                        .unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+                ]
+            })
             .collect(),
         Err(e) if required => panic!("OpenCL is required here (CLPIX_REQUIRE_OPENCL/CI) but: {e}"),
         Err(e) => {
@@ -205,4 +221,16 @@ pub fn scan(img: &TestImage) -> Vec<(u32, u32, u16, [u8; 4])> {
         }
     }
     out
+}
+
+/// Every operation of the library on one input, each result (value or error) as text, so that
+/// backends can be compared wholesale. Operations add themselves here as they land.
+pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
+    vec![
+        format!("{:?}", e.brightest(input)),
+        format!("{:?}", e.darkest(input)),
+        format!("{:?}", e.luminance_stats(input)),
+        format!("{:?}", e.histogram_rgba(input)),
+        format!("{:?}", e.histogram_luminance(input)),
+    ]
 }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The GPU sweep: how the NVIDIA numbers in README.md and the issue notes were measured.
+#   bash benches/gpu-sweep.sh pack   # here: build release tests/examples, copy them and the anchors into .gpu/
+#   bash .gpu/gpu-sweep.sh run       # on the GPU machine (device tool, carry .gpu): parity tests on
+#                                    # every OpenCL device (NVIDIA + PoCL), bench table, CUB and CuPy anchors
+set -uo pipefail
+case "${1:-}" in
+pack)
+  cd "$(dirname "$0")/.."
+  rm -rf .gpu && mkdir -p .gpu
+  cargo test --release --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import sys,json
+for l in sys.stdin:
+    m=json.loads(l)
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"], m["target"]["name"])' \
+    | while read -r exe name; do cp "$exe" ".gpu/test-$name"; done
+  cargo build --release --examples
+  for e in bench devices demo; do cp "target/release/examples/$e" .gpu/; done
+  cp -r ../shared/anchors .gpu/anchors
+  cp benches/gpu-sweep.sh .gpu/
+  du -sh .gpu
+  ;;
+run)
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+  export POCL_CACHE_DIR=/tmp/pocl && mkdir -p "$POCL_CACHE_DIR"
+  cd "$(dirname "$0")"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+  (cd anchors && nvcc -O3 -arch=sm_90 -std=c++17 --extended-lambda cub_anchor.cu -o /tmp/cub_anchor >/dev/null 2>&1) &
+  ./devices | tee "$OUT/devices.txt"
+  for t in test-*; do
+    echo "== $t"
+    CLPIX_REQUIRE_OPENCL=1 ./"$t" 2>&1 | grep -E "^test |test result|panicked|FAILED|minimal failing" | grep -v " ok$"
+  done 2>&1 | tee "$OUT/tests.txt"
+  wait
+  /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
+  PYTHONUNBUFFERED=1 python3 anchors/cupy_blur.py 2>&1 | tee "$OUT/cupy.txt"
+  ./bench --size 8192 --reps 25 --backends opencl ${BENCH_ARGS:-} --out "$OUT/bench.md" > /dev/null 2>&1
+  cat "$OUT/bench.md"
+  /tmp/cub_anchor 2>&1 | tee -a "$OUT/cub.txt"
+  ;;
+*) echo "usage: gpu-sweep.sh pack|run"; exit 2 ;;
+esac
