@@ -1,1 +1,1143 @@
-//! blur: see its issue. Filled in by the blur work.
+//! Separable Gaussian blur of RGBA8 and RGBA f32 images, any radius, four border modes.
+//!
+//! # Specification
+//! - Parameters: radius `w ≥ 0`, sigma `s > 0` (default `s = w / 2`; `w = 0` is a copy), border.
+//! - Normalised weights: for `i` in `-w..=w`, `g_i = exp(-0.5 (i / s)²)` in f64, `n_i = g_i / Σg`.
+//!   They are computed once, on the host, and both paths use the same arrays.
+//! - Horizontal pass first, then vertical; the four channels are blurred alike.
+//! - **RGBA8, fixed point**: integer weights `q_i`, each within 1 of `n_i · 65536`, summing to
+//!   exactly 65536 and symmetric (`q_-i = q_i`): every weight is floored, then the remainder is
+//!   handed out in pairs by largest fractional part (ties to the smaller `|i|`), an odd unit
+//!   going to the centre. Horizontal: `h = Σ q_i p(x+i, y)` (u32), kept as
+//!   `t = (h + 128) >> 8` (u16); vertical: `v = Σ q_i t(x, y+i)` (u32) and the output is
+//!   `(v + 2²³) >> 24`. A constant image stays constant (Clamp, Reflect, Wrap); the result is
+//!   within 1 of the exactly rounded real-valued blur.
+//! - **RGBA f32**: `wt_i = n_i as f32`; each output is
+//!   `acc = 0.0; for i in -w..=w { acc = acc + wt[i + w] * src(pos + i) }` in exactly that
+//!   order, in f32, no fused multiply-add (`FP_CONTRACT OFF` in the kernels). Nothing is clamped.
+//!   NaN stays NaN (its sign and payload are the hardware's and are not specified); denormals
+//!   are kept, so a device that flushes them to zero would differ on such inputs.
+//! - Borders, for a coordinate `p` outside `0..n`: [`Border::Clamp`] (nearest edge, default),
+//!   [`Border::Reflect`] (`…, 2, 1 | 0, 1, …, n-1 | n-2, …`, repeated for any radius; `0` when
+//!   `n = 1`), [`Border::Wrap`] (`p mod n`), [`Border::Zero`] (0 in all four channels).
+//! - Any radius up to [`MAX_RADIUS`], also larger than the image; an image without pixels gives
+//!   an image without pixels. Sigma ≤ 0, NaN or infinite is an error when the blur runs.
+//!
+//! # Method
+//! CPU (rayon): bands of rows in parallel; in each band, column strips of 1024 pixels one after
+//! the other, each with a ring of `2w + 1` horizontally filtered rows (as OpenCV does) so that
+//! the intermediate never leaves the cache. The row loops work on blocks of 64 channel values
+//! (AVX-512/AVX2 through `multiversion!`) and use the symmetry of the integer weights to halve
+//! the multiplies (exact in integers); interior strips are read in place, edge strips through a
+//! padded copy of the row. When `2w` is large against the band height, the whole intermediate
+//! is computed once instead. Large results are allocated with transparent huge pages on Linux.
+//!
+//! OpenCL (`cl/blur.cl`), GPUs: two passes with the intermediate (u16 `t`, or f32) in a device
+//! buffer. The horizontal pass runs row tiles of 128 work-items × 4 pixels that load the tile
+//! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
+//! when the tile does not fit the device's local memory a variant reads global memory
+//! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
+//! across the work-group). For RGBA8 with w ≤ 3 one fused kernel replaces both: each
+//! work-item filters the rows its 16 output rows need itself, with no intermediate buffer
+//! (`CLPIX_BLUR_GPU=fused|two-pass` forces either, to measure both).
+//! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
+//! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
+//! too large for the rows of a group.
+//!
+//! Images that do not fit one device buffer (with their intermediate) are refused with
+//! [`Error::TooLargeForDevice`] for now; the split blur with halos across parts is not written.
+
+use crate::cpu::advise_huge_pages;
+use crate::engine::{Engine, HostPixels};
+use crate::error::{Error, Result};
+use crate::image::{check_pixel_count, DeviceImage, ImageInput, Storage};
+use crate::opencl::{Arg, ClEngine};
+use image::{Rgba32FImage, RgbaImage};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The largest radius accepted: the weight arrays then take 2·2²⁰+1 entries.
+///
+/// ```
+/// let img = image::RgbaImage::new(2, 2);
+/// let big = clpix::GaussianBlur::new(clpix::MAX_RADIUS + 1);
+/// assert!(clpix::Engine::cpu().gaussian_blur(&img, &big).is_err());
+/// ```
+pub const MAX_RADIUS: u32 = 1 << 20;
+
+/// What a blur reads outside the image.
+///
+/// ```
+/// use clpix::{Border, GaussianBlur};
+/// let blur = GaussianBlur::new(3).border(Border::Wrap);
+/// assert_eq!(blur.border_mode(), Border::Wrap);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Border {
+    /// The nearest edge pixel (the default).
+    #[default]
+    Clamp,
+    /// Mirror without repeating the edge pixel, as often as needed (`0` for a 1-pixel side).
+    Reflect,
+    /// Coordinates modulo the size: the image tiles the plane.
+    Wrap,
+    /// Zero in all four channels.
+    Zero,
+}
+
+impl Border {
+    fn code(self) -> u32 {
+        match self {
+            Border::Clamp => 0,
+            Border::Reflect => 1,
+            Border::Wrap => 2,
+            Border::Zero => 3,
+        }
+    }
+
+    /// The source coordinate of `p` on a side of `n > 0` pixels (`None`: a zero pixel).
+    ///
+    /// ```
+    /// use clpix::Border;
+    /// assert_eq!(Border::Reflect.map(-2, 5), Some(2));
+    /// assert_eq!(Border::Reflect.map(6, 5), Some(2));
+    /// assert_eq!(Border::Wrap.map(-1, 5), Some(4));
+    /// assert_eq!(Border::Clamp.map(9, 5), Some(4));
+    /// assert_eq!(Border::Zero.map(5, 5), None);
+    /// assert_eq!(Border::Reflect.map(-7, 1), Some(0));
+    /// ```
+    pub fn map(self, p: i64, n: u64) -> Option<u64> {
+        let n = n as i64;
+        if n <= 0 {
+            return None;
+        }
+        if (0..n).contains(&p) {
+            return Some(p as u64);
+        }
+        Some(match self {
+            Border::Clamp => p.clamp(0, n - 1) as u64,
+            Border::Wrap => p.rem_euclid(n) as u64,
+            Border::Reflect => {
+                if n == 1 {
+                    0
+                } else {
+                    let period = 2 * (n - 1);
+                    let m = p.rem_euclid(period);
+                    (if m >= n { period - m } else { m }) as u64
+                }
+            }
+            Border::Zero => return None,
+        })
+    }
+}
+
+/// Parameters of a Gaussian blur: radius, sigma and border mode.
+///
+/// ```
+/// use clpix::{Border, Engine, GaussianBlur};
+/// let img = image::RgbaImage::from_fn(32, 16, |x, _| image::Rgba([(x * 8) as u8, 0, 0, 255]));
+/// let blur = GaussianBlur::new(4).sigma(1.5).border(Border::Reflect);
+/// let out = Engine::new()?.gaussian_blur(&img, &blur)?;
+/// assert_eq!(out.dimensions(), (32, 16));
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GaussianBlur {
+    radius: u32,
+    sigma: Option<f64>,
+    border: Border,
+}
+
+impl GaussianBlur {
+    /// A blur of `2 · radius + 1` taps, sigma `radius / 2`, border [`Border::Clamp`].
+    ///
+    /// ```
+    /// let b = clpix::GaussianBlur::new(6);
+    /// assert_eq!((b.radius(), b.sigma_value()), (6, 3.0));
+    /// ```
+    pub fn new(radius: u32) -> GaussianBlur {
+        GaussianBlur {
+            radius,
+            sigma: None,
+            border: Border::Clamp,
+        }
+    }
+
+    /// Sets sigma (checked when the blur runs: it must be finite and above 0).
+    ///
+    /// ```
+    /// let b = clpix::GaussianBlur::new(2).sigma(0.8);
+    /// assert_eq!(b.sigma_value(), 0.8);
+    /// ```
+    pub fn sigma(mut self, sigma: f64) -> GaussianBlur {
+        self.sigma = Some(sigma);
+        self
+    }
+
+    /// Sets the border mode.
+    ///
+    /// ```
+    /// let b = clpix::GaussianBlur::new(2).border(clpix::Border::Zero);
+    /// assert_eq!(b.border_mode(), clpix::Border::Zero);
+    /// ```
+    pub fn border(mut self, border: Border) -> GaussianBlur {
+        self.border = border;
+        self
+    }
+
+    /// The radius `w`.
+    ///
+    /// ```
+    /// assert_eq!(clpix::GaussianBlur::new(3).radius(), 3);
+    /// ```
+    pub fn radius(&self) -> u32 {
+        self.radius
+    }
+
+    /// Sigma: the one set, else `radius / 2`.
+    ///
+    /// ```
+    /// assert_eq!(clpix::GaussianBlur::new(5).sigma_value(), 2.5);
+    /// ```
+    pub fn sigma_value(&self) -> f64 {
+        self.sigma.unwrap_or(self.radius as f64 / 2.0)
+    }
+
+    /// The border mode.
+    ///
+    /// ```
+    /// assert_eq!(clpix::GaussianBlur::new(3).border_mode(), clpix::Border::Clamp);
+    /// ```
+    pub fn border_mode(&self) -> Border {
+        self.border
+    }
+
+    /// The normalised real weights `n_i`, `i = -w..=w` (index `i + w`).
+    ///
+    /// ```
+    /// let n = clpix::GaussianBlur::new(2).weights_f64()?;
+    /// assert_eq!(n.len(), 5);
+    /// assert!((n.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn weights_f64(&self) -> Result<Vec<f64>> {
+        self.check()?;
+        let w = self.radius as i64;
+        let s = self.sigma_value();
+        let g: Vec<f64> = (-w..=w)
+            .map(|i| {
+                let r = i as f64 / s;
+                (-0.5 * (r * r)).exp()
+            })
+            .collect();
+        let sum: f64 = g.iter().sum();
+        Ok(g.iter().map(|x| x / sum).collect())
+    }
+
+    /// The fixed-point weights `q_i` of the RGBA8 path: symmetric, each within 1 of
+    /// `n_i · 65536`, summing to exactly 65536.
+    ///
+    /// ```
+    /// let q = clpix::GaussianBlur::new(3).weights_fixed()?;
+    /// assert_eq!(q.iter().sum::<u32>(), 65536);
+    /// assert_eq!(q[0], q[6]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn weights_fixed(&self) -> Result<Vec<u32>> {
+        let n = self.weights_f64()?;
+        let w = self.radius as usize;
+        let f: Vec<f64> = n.iter().map(|x| x * 65536.0).collect();
+        let mut q: Vec<u32> = f.iter().map(|x| x.floor().max(0.0) as u32).collect();
+        let total: u64 = q.iter().map(|&x| x as u64).sum();
+        let mut rem = 65536i64 - total as i64;
+        if rem % 2 != 0 {
+            q[w] += 1;
+            rem -= 1;
+        }
+        // Pairs (w - d, w + d), by largest fractional part, ties to the smaller d.
+        let mut pairs: Vec<usize> = (1..=w).collect();
+        pairs.sort_by(|&a, &b| {
+            let fa = f[w + a] - f[w + a].floor();
+            let fb = f[w + b] - f[w + b].floor();
+            fb.total_cmp(&fa).then(a.cmp(&b))
+        });
+        for &d in &pairs {
+            if rem < 2 {
+                break;
+            }
+            q[w - d] += 1;
+            q[w + d] += 1;
+            rem -= 2;
+        }
+        // Cannot happen (Σ frac < 2w + 1); kept exact all the same.
+        if rem > 0 {
+            q[w] += rem as u32;
+        }
+        Ok(q)
+    }
+
+    /// The f32 weights `wt_i = n_i as f32` of the f32 path.
+    ///
+    /// ```
+    /// let wt = clpix::GaussianBlur::new(1).sigma(1.0).weights_f32()?;
+    /// assert_eq!(wt.len(), 3);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn weights_f32(&self) -> Result<Vec<f32>> {
+        Ok(self.weights_f64()?.iter().map(|&x| x as f32).collect())
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.radius > MAX_RADIUS {
+            return Err(Error::invalid(
+                "radius",
+                self.radius,
+                "at most clpix::MAX_RADIUS = 1048576",
+            ));
+        }
+        let s = self.sigma_value();
+        let valid = s.is_finite() && s > 0.0;
+        // A radius-0 blur with the default sigma (0) is a copy.
+        if !(valid || self.radius == 0 && self.sigma.is_none()) {
+            return Err(Error::invalid(
+                "sigma",
+                s,
+                "a finite number above 0 (default: radius / 2)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// Blurs an RGBA8 image (host image, view or device image) with `blur`; see the module
+    /// specification. Identical, bit for bit, on the CPU and on every OpenCL device.
+    ///
+    /// ```
+    /// use clpix::{Engine, GaussianBlur};
+    /// let img = image::RgbaImage::from_pixel(20, 10, image::Rgba([50, 100, 150, 255]));
+    /// let out = Engine::new()?.gaussian_blur(&img, &GaussianBlur::new(3))?;
+    /// assert_eq!(out, img); // a constant image stays constant
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn gaussian_blur<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        blur: &GaussianBlur,
+    ) -> Result<RgbaImage> {
+        let input = img.into();
+        check_pixel_count(input.width(), input.height())?;
+        blur.check()?;
+        self.dispatch(
+            "gaussian_blur",
+            || cpu_blur_u8(&HostPixels::of(input)?.view(), blur),
+            |cl| {
+                let (w, h) = (input.width(), input.height());
+                match cl_blur_u8(cl, input, blur)? {
+                    None => Ok(RgbaImage::new(w, h)),
+                    Some(buf) => {
+                        let mut px = vec![0u32; w as usize * h as usize];
+                        cl.read(&buf, 0, &mut px)?;
+                        RgbaImage::from_raw(w, h, bytemuck::cast_slice(&px).to_vec()).ok_or(
+                            Error::ImageTooLarge {
+                                width: w as u64,
+                                height: h as u64,
+                                reason: "the result does not match its size",
+                            },
+                        )
+                    }
+                }
+            },
+        )
+    }
+
+    /// Like [`gaussian_blur`](Self::gaussian_blur), leaving the result on the engine (device
+    /// memory on OpenCL) for the next operation.
+    ///
+    /// ```
+    /// use clpix::{Engine, GaussianBlur};
+    /// let engine = Engine::new()?;
+    /// let img = image::RgbaImage::from_fn(16, 16, |x, y| image::Rgba([(x * y) as u8, 0, 0, 255]));
+    /// let dev = engine.gaussian_blur_device(&img, &GaussianBlur::new(2))?;
+    /// assert_eq!(engine.download(&dev)?, engine.gaussian_blur(&img, &GaussianBlur::new(2))?);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn gaussian_blur_device<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        blur: &GaussianBlur,
+    ) -> Result<DeviceImage> {
+        let input = img.into();
+        check_pixel_count(input.width(), input.height())?;
+        blur.check()?;
+        let (width, height) = (input.width(), input.height());
+        self.dispatch(
+            "gaussian_blur",
+            || {
+                let out = cpu_blur_u8(&HostPixels::of(input)?.view(), blur)?;
+                Ok(DeviceImage {
+                    width,
+                    height,
+                    storage: Storage::Host(out.into_raw()),
+                })
+            },
+            |cl| {
+                let parts = match cl_blur_u8(cl, input, blur)? {
+                    None => Vec::new(),
+                    Some(buffer) => vec![crate::opencl::Part {
+                        buffer,
+                        range: crate::opencl::PartRange {
+                            first_row: 0,
+                            rows: height,
+                            x0: 0,
+                            cols: width,
+                        },
+                    }],
+                };
+                Ok(DeviceImage {
+                    width,
+                    height,
+                    storage: Storage::OpenCl(crate::opencl::DeviceParts {
+                        owner: cl.clone(),
+                        parts,
+                    }),
+                })
+            },
+        )
+    }
+
+    /// Blurs an RGBA f32 image (scientific data): f32 weights, a fixed summation order and no
+    /// fused multiply-add, so that every backend gives the same bits.
+    ///
+    /// ```
+    /// use clpix::{Engine, GaussianBlur};
+    /// let img = image::Rgba32FImage::from_pixel(9, 7, image::Rgba([0.25, 0.5, 1.0, 1.0]));
+    /// let out = Engine::new()?.gaussian_blur_f32(&img, &GaussianBlur::new(2))?;
+    /// assert_eq!(out.dimensions(), (9, 7));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn gaussian_blur_f32(
+        &self,
+        img: &Rgba32FImage,
+        blur: &GaussianBlur,
+    ) -> Result<Rgba32FImage> {
+        check_pixel_count(img.width(), img.height())?;
+        blur.check()?;
+        self.dispatch(
+            "gaussian_blur_f32",
+            || cpu_blur_f32(img, blur),
+            |cl| cl_blur_f32(cl, img, blur),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU path: the executable specification.
+
+/// Channel values per block of the row loops (a few vector registers of u32 or f32).
+const BLK: usize = 64;
+
+mod kern {
+    use super::BLK;
+    use crate::cpu::multiversion;
+
+    multiversion! {
+        fn h_u8(pad: &[u8], q: &[u32], out: &mut [u16]) -> () {
+            // out[j] = (Σ_i q[i] · pad[j + 4 i] + 128) >> 8, symmetric weights paired.
+            let w = q.len() / 2;
+            let n = out.len();
+            let mut j0 = 0;
+            while j0 + BLK <= n {
+                let mut acc = [0u32; BLK];
+                let c: &[u8; BLK] = pad[j0 + 4 * w..j0 + 4 * w + BLK].try_into().unwrap_or(&[0; BLK]);
+                let qc = q[w];
+                for k in 0..BLK {
+                    acc[k] = qc * c[k] as u32;
+                }
+                for d in 1..=w {
+                    let qd = q[w + d];
+                    let a: &[u8; BLK] = pad[j0 + 4 * (w - d)..j0 + 4 * (w - d) + BLK].try_into().unwrap_or(&[0; BLK]);
+                    let b: &[u8; BLK] = pad[j0 + 4 * (w + d)..j0 + 4 * (w + d) + BLK].try_into().unwrap_or(&[0; BLK]);
+                    for k in 0..BLK {
+                        acc[k] = acc[k].wrapping_add(qd.wrapping_mul(a[k] as u32 + b[k] as u32));
+                    }
+                }
+                if let Ok(o) = <&mut [u16; BLK]>::try_from(&mut out[j0..j0 + BLK]) {
+                    for k in 0..BLK {
+                        o[k] = (acc[k].wrapping_add(128) >> 8) as u16;
+                    }
+                }
+                j0 += BLK;
+            }
+            for j in j0..n {
+                let mut acc = q[w] * pad[j + 4 * w] as u32;
+                for d in 1..=w {
+                    acc = acc.wrapping_add(
+                        q[w + d].wrapping_mul(pad[j + 4 * (w - d)] as u32 + pad[j + 4 * (w + d)] as u32),
+                    );
+                }
+                out[j] = (acc.wrapping_add(128) >> 8) as u16;
+            }
+        }
+    }
+}
+
+mod kern_v {
+    use super::BLK;
+    use crate::cpu::multiversion;
+
+    multiversion! {
+        fn v_u8(rows: &[&[u16]], q: &[u32], out: &mut [u8]) -> () {
+            // out[j] = (Σ_i q[i] · rows[i][j] + 2^23) >> 24, symmetric weights paired.
+            let w = q.len() / 2;
+            let n = out.len();
+            let mut j0 = 0;
+            while j0 + BLK <= n {
+                let mut acc = [0u32; BLK];
+                let c: &[u16; BLK] = rows[w][j0..j0 + BLK].try_into().unwrap_or(&[0; BLK]);
+                let qc = q[w];
+                for k in 0..BLK {
+                    acc[k] = qc.wrapping_mul(c[k] as u32);
+                }
+                for d in 1..=w {
+                    let qd = q[w + d];
+                    let a: &[u16; BLK] = rows[w - d][j0..j0 + BLK].try_into().unwrap_or(&[0; BLK]);
+                    let b: &[u16; BLK] = rows[w + d][j0..j0 + BLK].try_into().unwrap_or(&[0; BLK]);
+                    for k in 0..BLK {
+                        acc[k] = acc[k].wrapping_add(qd.wrapping_mul(a[k] as u32 + b[k] as u32));
+                    }
+                }
+                if let Ok(o) = <&mut [u8; BLK]>::try_from(&mut out[j0..j0 + BLK]) {
+                    for k in 0..BLK {
+                        o[k] = (acc[k].wrapping_add(1 << 23) >> 24) as u8;
+                    }
+                }
+                j0 += BLK;
+            }
+            for j in j0..n {
+                let mut acc = q[w].wrapping_mul(rows[w][j] as u32);
+                for d in 1..=w {
+                    acc = acc.wrapping_add(
+                        q[w + d].wrapping_mul(rows[w - d][j] as u32 + rows[w + d][j] as u32),
+                    );
+                }
+                out[j] = (acc.wrapping_add(1 << 23) >> 24) as u8;
+            }
+        }
+    }
+}
+
+mod kern_f32 {
+    // SPEC.md writes the f32 sums as `acc = acc + w * x`: kept literally.
+    #![allow(clippy::assign_op_pattern)]
+    use super::BLK;
+    use crate::cpu::multiversion;
+
+    multiversion! {
+        fn h_f32(pad: &[f32], wt: &[f32], out: &mut [f32]) -> () {
+            // out[j] = Σ_i wt[i] · pad[j + 4 i], in order i = 0..taps, no fused multiply-add.
+            let n = out.len();
+            let mut j0 = 0;
+            while j0 + BLK <= n {
+                let mut acc = [0.0f32; BLK];
+                for (i, &wi) in wt.iter().enumerate() {
+                    let a: &[f32; BLK] = pad[j0 + 4 * i..j0 + 4 * i + BLK].try_into().unwrap_or(&[0.0; BLK]);
+                    for k in 0..BLK {
+                        acc[k] = acc[k] + wi * a[k];
+                    }
+                }
+                out[j0..j0 + BLK].copy_from_slice(&acc);
+                j0 += BLK;
+            }
+            for j in j0..n {
+                let mut acc = 0.0f32;
+                for (i, &wi) in wt.iter().enumerate() {
+                    acc = acc + wi * pad[j + 4 * i];
+                }
+                out[j] = acc;
+            }
+        }
+    }
+}
+
+mod kern_vf32 {
+    // SPEC.md writes the f32 sums as `acc = acc + w * x`: kept literally.
+    #![allow(clippy::assign_op_pattern)]
+    use super::BLK;
+    use crate::cpu::multiversion;
+
+    multiversion! {
+        fn v_f32(rows: &[&[f32]], wt: &[f32], out: &mut [f32]) -> () {
+            let n = out.len();
+            let mut j0 = 0;
+            while j0 + BLK <= n {
+                let mut acc = [0.0f32; BLK];
+                for (row, &wi) in rows.iter().zip(wt) {
+                    let a: &[f32; BLK] = row[j0..j0 + BLK].try_into().unwrap_or(&[0.0; BLK]);
+                    for k in 0..BLK {
+                        acc[k] = acc[k] + wi * a[k];
+                    }
+                }
+                out[j0..j0 + BLK].copy_from_slice(&acc);
+                j0 += BLK;
+            }
+            for j in j0..n {
+                let mut acc = 0.0f32;
+                for (row, &wi) in rows.iter().zip(wt) {
+                    acc = acc + wi * row[j];
+                }
+                out[j] = acc;
+            }
+        }
+    }
+}
+
+/// A zeroed vector for a large result. On Linux the allocation (fresh, untouched zero pages
+/// from `mmap`) is advised to use transparent huge pages, as NumPy does for its arrays: a
+/// 64 MiB image then costs 32 page faults instead of 16384, which took more time than the blur.
+fn alloc_zeroed<T: Copy + Default + bytemuck::Zeroable>(len: usize) -> Vec<T> {
+    let v = vec![T::default(); len];
+    advise_huge_pages(v.as_ptr() as usize, len * std::mem::size_of::<T>());
+    v
+}
+
+/// A device buffer for a large result or intermediate. On a CPU device the buffer's memory is the host's:
+/// mapped once before any kernel touches it and advised to use huge pages, which took the
+/// page-fault time of a 64 MiB result on PoCL from about half the blur to a few percent.
+fn large_buffer<T>(
+    cl: &Arc<ClEngine>,
+    count: usize,
+    what: &'static str,
+) -> Result<opencl3::memory::Buffer<T>> {
+    let buf = cl.buffer::<T>(count, what)?;
+    if cl.tuning.contiguous {
+        cl.with_mapped(&buf, count, advise_huge_pages)?;
+    }
+    Ok(buf)
+}
+
+/// Fills `pad` with the pixels `x0 - w .. x1 + w` (4 channels each) of `row` (`width` pixels),
+/// those outside the row read through the border mode.
+fn pad_row<T: Copy + Default>(
+    row: &[T],
+    width: usize,
+    (x0, x1): (usize, usize),
+    w: usize,
+    border: Border,
+    pad: &mut Vec<T>,
+) {
+    pad.clear();
+    pad.resize((x1 - x0 + 2 * w) * 4, T::default());
+    let first = x0 as i64 - w as i64;
+    // The part inside the row is one copy.
+    let lo = first.max(0) as usize;
+    let hi = (x1 + w).min(width);
+    if lo < hi {
+        let at = (lo as i64 - first) as usize * 4;
+        pad[at..at + (hi - lo) * 4].copy_from_slice(&row[lo * 4..hi * 4]);
+    }
+    // The pixels before and after it, through the border mode.
+    let total = x1 - x0 + 2 * w;
+    let (copy_from, copy_to) = if lo < hi {
+        ((lo as i64 - first) as usize, (hi as i64 - first) as usize)
+    } else {
+        (total, total)
+    };
+    let edges = (0..copy_from.min(total)).chain(copy_to..total);
+    for k in edges {
+        let dst = &mut pad[4 * k..4 * k + 4];
+        match border.map(first + k as i64, width as u64) {
+            Some(s) => {
+                let s = s as usize * 4;
+                dst.copy_from_slice(&row[s..s + 4]);
+            }
+            None => dst.fill(T::default()),
+        }
+    }
+}
+
+/// The value range `4 (x0 - w) .. 4 (x1 + w)` of a row when it lies inside the row (no border).
+fn inner((x0, x1): (usize, usize), w: usize, width: usize) -> Option<(usize, usize)> {
+    (x0 >= w && x1 + w <= width).then(|| (4 * (x0 - w), 4 * (x1 + w)))
+}
+
+/// Pixels per column strip of the ring path: a ring row of a strip stays small (8 KiB of u16),
+/// so that 2w + 1 of them stay in the L2 cache.
+const STRIP: usize = 1024;
+
+/// The two-pass blur over rows, generic in the intermediate `T` and output `O` element types.
+///
+/// `hfun(src_row, (x0, x1), scratch, out)` fills the intermediate values of pixels `x0..x1`
+/// (`4 (x1 - x0)` values) of source row `src_row`; `vfun(rows, out)` combines `2w + 1`
+/// intermediate row pieces into output values. Rows outside the image come from the border
+/// mode (zero rows for [`Border::Zero`]).
+fn two_pass<T, P, O, H, V>(
+    width: usize,
+    height: usize,
+    w: usize,
+    border: Border,
+    out: &mut [O],
+    hfun: H,
+    vfun: V,
+) where
+    T: Copy + Default + Send + Sync + bytemuck::Zeroable,
+    P: Send,
+    O: Send,
+    H: Fn(usize, (usize, usize), &mut Vec<P>, &mut [T]) + Sync,
+    V: Fn(&[&[T]], &mut [O]) + Sync,
+{
+    let n = 4 * width;
+    if n == 0 || height == 0 {
+        return;
+    }
+    let taps = 2 * w + 1;
+    let zero = vec![T::default(); n];
+    let threads = rayon::current_num_threads().max(1);
+    // About four bands a thread, but at least 8w rows (the halo costs at most a quarter) while
+    // every thread still gets a band.
+    let band = height
+        .div_ceil(4 * threads)
+        .max((8 * w).min(height.div_ceil(threads)))
+        .max(16);
+    let map_row = |v: i64| border.map(v, height as u64).map(|r| r as usize);
+    if 2 * w > band || band >= height {
+        // The halo would cost more than the band: compute every intermediate row once.
+        let mut t = alloc_zeroed::<T>(n * height);
+        t.par_chunks_mut(n)
+            .enumerate()
+            .for_each_init(Vec::new, |scratch, (y, row)| {
+                hfun(y, (0, width), scratch, row)
+            });
+        out.par_chunks_mut(n).enumerate().for_each_init(
+            || Vec::with_capacity(taps),
+            |rows: &mut Vec<&[T]>, (y, o)| {
+                rows.clear();
+                for i in 0..taps {
+                    rows.push(match map_row(y as i64 + i as i64 - w as i64) {
+                        Some(r) => &t[r * n..(r + 1) * n],
+                        None => &zero,
+                    });
+                }
+                vfun(rows, o);
+                rows.clear();
+            },
+        );
+        return;
+    }
+    // Bands of rows in parallel; in each, column strips one after the other, each with a ring
+    // of 2w + 1 intermediate rows.
+    out.par_chunks_mut(band * n)
+        .enumerate()
+        .for_each(|(b, chunk)| {
+            let y0 = b * band;
+            let rows_here = chunk.len() / n;
+            let sw = STRIP.min(width);
+            let mut ring = vec![T::default(); taps * 4 * sw];
+            let mut scratch = Vec::new();
+            let first = y0 as i64 - w as i64;
+            let mut x0 = 0;
+            while x0 < width {
+                let x1 = (x0 + sw).min(width);
+                let m = 4 * (x1 - x0);
+                let mut fill = |ring: &mut [T], v: i64| {
+                    let slot = (v - first) as usize % taps;
+                    let dst = &mut ring[slot * m..(slot + 1) * m];
+                    match map_row(v) {
+                        Some(r) => hfun(r, (x0, x1), &mut scratch, dst),
+                        None => dst.fill(T::default()),
+                    }
+                };
+                for v in first..(y0 as i64 + w as i64) {
+                    fill(&mut ring, v);
+                }
+                for k in 0..rows_here {
+                    let y = (y0 + k) as i64;
+                    fill(&mut ring, y + w as i64);
+                    let s0 = k % taps;
+                    let rows: Vec<&[T]> = (0..taps)
+                        .map(|i| {
+                            let slot = (s0 + i) % taps;
+                            &ring[slot * m..(slot + 1) * m]
+                        })
+                        .collect();
+                    vfun(&rows, &mut chunk[k * n + 4 * x0..k * n + 4 * x1]);
+                }
+                x0 = x1;
+            }
+        });
+}
+
+fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> Result<RgbaImage> {
+    let (width, height) = (view.width(), view.height());
+    if blur.radius == 0 {
+        blur.check()?;
+        return Ok(view.to_image());
+    }
+    let q = blur.weights_fixed()?;
+    let w = blur.radius as usize;
+    let mut out = alloc_zeroed::<u8>(width as usize * height as usize * 4);
+    two_pass::<u16, u8, u8, _, _>(
+        width as usize,
+        height as usize,
+        w,
+        blur.border,
+        &mut out,
+        |y, xs, pad: &mut Vec<u8>, dst| {
+            let row = view.row(y as u32);
+            match inner(xs, w, width as usize) {
+                // The strip and its halo lie inside the row: read it in place.
+                Some((a, b)) => kern::h_u8(&row[a..b], &q, dst),
+                None => {
+                    pad_row(row, width as usize, xs, w, blur.border, pad);
+                    kern::h_u8(pad, &q, dst);
+                }
+            }
+        },
+        |rows, o| kern_v::v_u8(rows, &q, o),
+    );
+    RgbaImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
+        width: width as u64,
+        height: height as u64,
+        reason: "the result does not match its size",
+    })
+}
+
+fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rgba32FImage> {
+    let (width, height) = img.dimensions();
+    if blur.radius == 0 {
+        return Ok(img.clone());
+    }
+    let wt = blur.weights_f32()?;
+    let w = blur.radius as usize;
+    let n = width as usize * 4;
+    let src = img.as_raw();
+    let mut out = alloc_zeroed::<f32>(n * height as usize);
+    // The f32 pad holds f32; `two_pass` hands a Vec<T> scratch of the intermediate type.
+    two_pass::<f32, f32, f32, _, _>(
+        width as usize,
+        height as usize,
+        w,
+        blur.border,
+        &mut out,
+        |y, xs, pad: &mut Vec<f32>, dst| {
+            let row = &src[y * n..(y + 1) * n];
+            match inner(xs, w, width as usize) {
+                Some((a, b)) => kern_f32::h_f32(&row[a..b], &wt, dst),
+                None => {
+                    pad_row(row, width as usize, xs, w, blur.border, pad);
+                    kern_f32::h_f32(pad, &wt, dst);
+                }
+            }
+        },
+        |rows, o| kern_vf32::v_f32(rows, &wt, o),
+    );
+    Rgba32FImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
+        width: width as u64,
+        height: height as u64,
+        reason: "the result does not match its size",
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenCL path.
+
+/// Work-items of a GPU tile (fixed: PoCL and drivers specialise on it) and pixels per item.
+const TILE_ITEMS: usize = 128;
+const TILE_PX: usize = 4;
+/// Output rows per work-item of the GPU vertical pass.
+const V_ROWS: usize = 8;
+
+/// Output rows per work-item of the fused GPU kernel (FR in cl/blur.cl).
+const FUSED_ROWS: usize = 16;
+
+/// Whether a GPU runs the RGBA8 blur as one fused kernel: for radii up to 3 (a probe on an H200
+/// found fusion 23% faster at w = 2 and slower at w = 8). `CLPIX_BLUR_GPU=fused` or
+/// `two-pass` forces the choice, to measure both.
+fn gpu_fused(w: u32) -> bool {
+    match std::env::var("CLPIX_BLUR_GPU").as_deref() {
+        Ok("fused") => true,
+        Ok("two-pass") => false,
+        _ => w <= 3,
+    }
+}
+
+fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
+    Error::TooLargeForDevice {
+        what,
+        needed,
+        limit,
+    }
+}
+
+/// Runs the blur of `src` (one buffer of `width × height` pixels) into `dst`: on GPUs two
+/// passes through an intermediate buffer of `D` (4 a pixel); on CPU devices the fused ring
+/// kernel when the halo is small against each group's rows, else the same two passes.
+/// `px_bytes` is the size of one pixel in a local-memory tile.
+#[allow(clippy::too_many_arguments)]
+fn cl_passes<S, D>(
+    cl: &Arc<ClEngine>,
+    kind: &'static str,
+    src: &opencl3::memory::Buffer<S>,
+    dst: &opencl3::memory::Buffer<S>,
+    weights: Arg,
+    width: u32,
+    height: u32,
+    blur: &GaussianBlur,
+    px_bytes: usize,
+) -> Result<()> {
+    let (hk, hk_direct, vk, ring_k) = match kind {
+        "u8" => ("blur_h_u8", "blur_h_u8_direct", "blur_v_u8", "blur_ring_u8"),
+        _ => (
+            "blur_h_f32",
+            "blur_h_f32_direct",
+            "blur_v_f32",
+            "blur_ring_f32",
+        ),
+    };
+    let w = blur.radius;
+    let code = blur.border.code();
+    let n = width as usize * height as usize;
+    let mut events = Vec::new();
+    if cl.tuning.contiguous {
+        let groups = (height as usize).clamp(1, cl.tuning.max_groups);
+        let rows = (height as usize).div_ceil(groups);
+        let taps = 2 * w as usize + 1;
+        // One column strip of at most 1024 pixels (STRIP in cl/blur.cl) a ring row.
+        let ring_elems = groups * taps * 4 * (width as usize).min(1024);
+        let ring_bytes = ring_elems as u64 * std::mem::size_of::<D>() as u64;
+        if 2 * (w as usize) <= rows && ring_bytes <= cl.max_buffer_bytes {
+            let ring = large_buffer::<D>(cl, ring_elems, "the blur's row rings")?;
+            let args = [
+                Arg::buf(src),
+                Arg::U32(width),
+                Arg::U32(height),
+                weights,
+                Arg::U32(w),
+                Arg::U32(code),
+                Arg::buf(&ring),
+                Arg::buf(dst),
+            ];
+            events.push(cl.launch("blur", ring_k, &args, groups, 1)?);
+            return cl.finish(&events);
+        }
+        let tmp = large_buffer::<D>(cl, 4 * n, "the blur's intermediate image")?;
+        let hargs = [
+            Arg::buf(src),
+            Arg::U32(width),
+            Arg::U32(height),
+            weights,
+            Arg::U32(w),
+            Arg::U32(code),
+            Arg::buf(&tmp),
+        ];
+        events.push(cl.launch("blur", hk, &hargs, groups, 1)?);
+        let vargs = [
+            Arg::buf(&tmp),
+            Arg::U32(width),
+            Arg::U32(height),
+            weights,
+            Arg::U32(w),
+            Arg::U32(code),
+            Arg::buf(dst),
+        ];
+        events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
+        return cl.finish(&events);
+    }
+    if kind == "u8" && gpu_fused(w) {
+        let xg = (width as usize).div_ceil(TILE_ITEMS);
+        let yg = (height as usize).div_ceil(FUSED_ROWS);
+        let args = [
+            Arg::buf(src),
+            Arg::U32(width),
+            Arg::U32(height),
+            weights,
+            Arg::U32(w),
+            Arg::U32(code),
+            Arg::buf(dst),
+            Arg::U32(xg as u32),
+        ];
+        events.push(cl.launch(
+            "blur",
+            "blur_fused_u8",
+            &args,
+            xg * yg * TILE_ITEMS,
+            TILE_ITEMS,
+        )?);
+        return cl.finish(&events);
+    }
+    let tmp = cl.buffer::<D>(4 * n, "the blur's intermediate image")?;
+    let tile = TILE_ITEMS * TILE_PX;
+    let tiles = (width as usize).div_ceil(tile);
+    let groups = tiles * height as usize;
+    let local_bytes = (tile + 2 * w as usize) * px_bytes;
+    let mut hargs = vec![
+        Arg::buf(src),
+        Arg::U32(width),
+        Arg::U32(height),
+        weights,
+        Arg::U32(w),
+        Arg::U32(code),
+        Arg::buf(&tmp),
+        Arg::U32(tiles as u32),
+    ];
+    // Leave room for the driver's own use of local memory.
+    if (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes {
+        hargs.push(Arg::Local(local_bytes));
+        events.push(cl.launch("blur", hk, &hargs, groups * TILE_ITEMS, TILE_ITEMS)?);
+    } else {
+        events.push(cl.launch("blur", hk_direct, &hargs, groups * TILE_ITEMS, TILE_ITEMS)?);
+    }
+    let xg = (width as usize).div_ceil(TILE_ITEMS);
+    let yg = (height as usize).div_ceil(V_ROWS);
+    let vargs = [
+        Arg::buf(&tmp),
+        Arg::U32(width),
+        Arg::U32(height),
+        weights,
+        Arg::U32(w),
+        Arg::U32(code),
+        Arg::buf(dst),
+        Arg::U32(xg as u32),
+    ];
+    events.push(cl.launch("blur", vk, &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?);
+    cl.finish(&events)
+}
+
+/// The RGBA8 blur on a device: the result buffer (`None` for an image without pixels).
+fn cl_blur_u8(
+    cl: &Arc<ClEngine>,
+    input: ImageInput<'_>,
+    blur: &GaussianBlur,
+) -> Result<Option<opencl3::memory::Buffer<u32>>> {
+    let (width, height) = (input.width(), input.height());
+    let n = width as usize * height as usize;
+    if n == 0 {
+        return Ok(None);
+    }
+    let limit = cl.max_buffer_bytes;
+    // The intermediate (4 u16 a pixel) is the largest buffer.
+    if n as u64 * 8 > limit {
+        return Err(too_large(
+            "the blur's intermediate image (blurs of images split into parts are not supported yet)",
+            n as u64 * 8,
+            limit,
+        ));
+    }
+    // The input in one buffer: a device image of this engine in one part is used in place.
+    let own = match input {
+        ImageInput::Device(d) => match &d.storage {
+            Storage::OpenCl(p) if Arc::ptr_eq(&p.owner, cl) => {
+                if p.parts.len() != 1 {
+                    return Err(too_large(
+                        "a blur of a device image held in several parts (not supported yet)",
+                        n as u64 * 4,
+                        limit,
+                    ));
+                }
+                Some(&p.parts[0].buffer)
+            }
+            _ => None,
+        },
+        ImageInput::Host(_) => None,
+    };
+    let uploaded;
+    let src = match own {
+        Some(b) => b,
+        None => {
+            let host = HostPixels::of(input)?;
+            uploaded = cl.upload(&host.view())?;
+            match uploaded.parts.as_slice() {
+                [p] => &p.buffer,
+                _ => {
+                    return Err(too_large(
+                        "a blur of an image split into parts (not supported yet)",
+                        n as u64 * 4,
+                        limit,
+                    ))
+                }
+            }
+        }
+    };
+    let dst = large_buffer::<u32>(cl, n, "the blurred image")?;
+    if blur.radius == 0 {
+        // A copy, through the queue.
+        let mut host = vec![0u32; n];
+        cl.read(src, 0, &mut host)?;
+        let mut dst = dst;
+        cl.write(&mut dst, 0, &host)?;
+        return Ok(Some(dst));
+    }
+    let q = blur.weights_fixed()?;
+    let mut qbuf = cl.buffer::<u32>(q.len(), "blur weights")?;
+    cl.write(&mut qbuf, 0, &q)?;
+    cl_passes::<u32, u16>(cl, "u8", src, &dst, Arg::buf(&qbuf), width, height, blur, 4)?;
+    Ok(Some(dst))
+}
+
+fn cl_blur_f32(
+    cl: &Arc<ClEngine>,
+    img: &Rgba32FImage,
+    blur: &GaussianBlur,
+) -> Result<Rgba32FImage> {
+    let (width, height) = img.dimensions();
+    let n = width as usize * height as usize;
+    if n == 0 || blur.radius == 0 {
+        return Ok(img.clone());
+    }
+    let limit = cl.max_buffer_bytes;
+    if n as u64 * 16 > limit {
+        return Err(too_large(
+            "an f32 image for the blur (blurs split into parts are not supported yet)",
+            n as u64 * 16,
+            limit,
+        ));
+    }
+    let wt = blur.weights_f32()?;
+    let mut wbuf = cl.buffer::<f32>(wt.len(), "blur weights")?;
+    cl.write(&mut wbuf, 0, &wt)?;
+    let mut src = large_buffer::<f32>(cl, 4 * n, "an f32 image")?;
+    cl.write(&mut src, 0, img.as_raw())?;
+    let dst = large_buffer::<f32>(cl, 4 * n, "the blurred image")?;
+    cl_passes::<f32, f32>(
+        cl,
+        "f32",
+        &src,
+        &dst,
+        Arg::buf(&wbuf),
+        width,
+        height,
+        blur,
+        16,
+    )?;
+    let mut out = vec![0f32; 4 * n];
+    cl.read(&dst, 0, &mut out)?;
+    Rgba32FImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
+        width: width as u64,
+        height: height as u64,
+        reason: "the result does not match its size",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_weights_are_symmetric_exact_and_close() {
+        for w in 1..=200u32 {
+            for s in [w as f64 / 2.0, 0.3, 1.0, w as f64 * 3.0] {
+                let b = GaussianBlur::new(w).sigma(s);
+                let q = b.weights_fixed().unwrap();
+                let n = b.weights_f64().unwrap();
+                assert_eq!(q.iter().map(|&x| x as u64).sum::<u64>(), 65536);
+                for i in 0..q.len() {
+                    assert!(
+                        (q[i] as f64 - n[i] * 65536.0).abs() < 1.0,
+                        "w {w} s {s} i {i}"
+                    );
+                    assert_eq!(q[i], q[q.len() - 1 - i]);
+                }
+            }
+        }
+    }
+}

@@ -35,7 +35,7 @@
 //!   rescan of each group's range from its offset); no single-pass look-back, since OpenCL does
 //!   not promise forward progress between work-groups.
 
-use crate::cpu::{with_u32_blocks, PIECE};
+use crate::cpu::{advise_huge_pages, with_u32_blocks, PIECE};
 use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::{check_pixel_count, ImageInput, ImageView};
@@ -457,7 +457,7 @@ fn download(array: &DeviceArray<u32>) -> Result<Vec<u32>> {
 }
 
 /// An empty vector with room for `n` elements, in huge pages where possible (see
-/// [`advise_huge_pages`]).
+/// [`advise_huge_pages`](crate::cpu::advise_huge_pages)).
 fn big_vec<T>(n: usize) -> Vec<T> {
     let v: Vec<T> = Vec::with_capacity(n);
     advise_huge_pages(
@@ -473,29 +473,6 @@ fn zeroed_bytes(n: usize) -> Vec<u8> {
     let v = vec![0u8; n];
     advise_huge_pages(v.as_ptr() as usize, n);
     v
-}
-
-/// Asks for transparent huge pages behind a large, not yet touched allocation (Linux, THP in
-/// `madvise` mode): filling a fresh 100 MB result costs tens of thousands of page faults
-/// otherwise, more than the compaction itself. A hint only; failure is ignored.
-#[allow(unused_variables)]
-fn advise_huge_pages(start: usize, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    if bytes >= 8 << 20 {
-        let aligned = (start + 4095) & !4095;
-        let end = start + bytes;
-        if end > aligned {
-            // SAFETY: the range lies inside one live allocation; MADV_HUGEPAGE changes no
-            // contents.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
 }
 
 /// Division of u32 indices by a fixed width, through a f64 reciprocal and an exact fix-up.

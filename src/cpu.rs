@@ -99,3 +99,25 @@ macro_rules! multiversion {
     };
 }
 pub(crate) use multiversion;
+
+/// Advises the kernel to back the whole 2 MiB pages inside `start..start + bytes` (a live,
+/// not yet touched allocation) with transparent huge pages. Advice only: contents are unchanged.
+pub(crate) fn advise_huge_pages(start: usize, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        if bytes >= 4 * HUGE {
+            let first = start.next_multiple_of(HUGE);
+            let end = (start + bytes) / HUGE * HUGE;
+            if end > first {
+                // SAFETY: advice only, on whole pages inside a live allocation; it changes no
+                // contents and its failure is harmless (the result is ignored).
+                unsafe {
+                    libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, bytes);
+}

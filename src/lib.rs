@@ -13,6 +13,7 @@ mod luminance;
 mod opencl;
 mod reduce;
 
+pub use crate::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::compact::{CompactOrder, DeviceArray};
 pub use crate::engine::{BackendInfo, BackendKind, Engine, EngineConfig};
 pub use crate::error::{Error, Result};

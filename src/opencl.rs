@@ -652,6 +652,38 @@ impl ClEngine {
         .map_err(|e| Error::cl("clCreateBuffer", e.0))
     }
 
+    /// Maps `buf` (blocking), calls `f` with its host address and size in bytes, and unmaps it.
+    /// On a CPU device (PoCL) the address is the buffer's own memory, so that a large buffer
+    /// can be advised to use huge pages before its first touch (see `blur`).
+    pub(crate) fn with_mapped<T>(
+        &self,
+        buf: &Buffer<T>,
+        count: usize,
+        f: impl FnOnce(usize, usize),
+    ) -> Result<()> {
+        let bytes = count.max(1) * std::mem::size_of::<T>();
+        let mut ptr: cl_mem = std::ptr::null_mut();
+        // SAFETY: blocking map of a range inside the buffer; the pointer is only passed on as
+        // an address, then unmapped.
+        unsafe {
+            self.queue.enqueue_map_buffer(
+                buf,
+                CL_BLOCKING,
+                opencl3::memory::CL_MAP_WRITE_INVALIDATE_REGION,
+                0,
+                bytes,
+                &mut ptr,
+                &[],
+            )
+        }
+        .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0))?;
+        f(ptr as usize, bytes);
+        // SAFETY: `ptr` is the live mapping of `buf` made just above.
+        unsafe { self.queue.enqueue_unmap_mem_object(buf.get(), ptr, &[]) }
+            .map_err(|e| Error::cl("clEnqueueUnmapMemObject", e.0))?;
+        Ok(())
+    }
+
     /// Blocking write of `data` at element `offset`.
     pub(crate) fn write<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
         if data.is_empty() {

@@ -44,6 +44,39 @@ fn cases() -> Vec<Case> {
             run: |e, i| e.luminance_stats(i).map(drop),
         },
         Case {
+            name: "blur_w2",
+            bytes_per_pixel: 8.0,
+            content: Content::Random,
+            run: |e, i| {
+                e.gaussian_blur_device(i, &clpix::GaussianBlur::new(2))
+                    .map(drop)
+            },
+        },
+        Case {
+            name: "blur_w8",
+            bytes_per_pixel: 8.0,
+            content: Content::Random,
+            run: |e, i| {
+                e.gaussian_blur_device(i, &clpix::GaussianBlur::new(8))
+                    .map(drop)
+            },
+        },
+        Case {
+            name: "blur_w25",
+            bytes_per_pixel: 8.0,
+            content: Content::Random,
+            run: |e, i| {
+                e.gaussian_blur_device(i, &clpix::GaussianBlur::new(25))
+                    .map(drop)
+            },
+        },
+        Case {
+            name: "blur_f32_w8",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_case(e, i, 8),
+        },
+        Case {
             name: "histogram_rgba",
             bytes_per_pixel: 4.0,
             content: Content::Random,
@@ -101,6 +134,33 @@ fn cases() -> Vec<Case> {
         },
         // Other operations add their cases here.
     ]
+}
+
+/// The f32 blur takes host f32 images only: the RGBA8 input converted once per thread and
+/// size (not timed after the first call), upload and download included in the timing.
+fn blur_f32_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()> {
+    use std::cell::RefCell;
+    thread_local! {
+        static F32: RefCell<Option<image::Rgba32FImage>> = const { RefCell::new(None) };
+    }
+    let (w, h) = (i.width(), i.height());
+    F32.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.as_ref().is_none_or(|f| f.dimensions() != (w, h)) {
+            let host = match i {
+                ImageInput::Host(v) => v.to_image(),
+                ImageInput::Device(d) => e.download(d)?,
+            };
+            *c = Some(image::DynamicImage::ImageRgba8(host).into_rgba32f());
+        }
+        let f = c.as_ref().ok_or(clpix::Error::EmptyImage {
+            operation: "blur_f32",
+            width: w,
+            height: h,
+        })?;
+        e.gaussian_blur_f32(f, &clpix::GaussianBlur::new(radius))
+            .map(drop)
+    })
 }
 
 fn image(size: u32, content: Content) -> image::RgbaImage {

@@ -1,0 +1,475 @@
+//! Gaussian blur: CPU against plain sequential references of SPEC.md, and every OpenCL device
+//! against the CPU, exactly (RGBA8 and f32, all borders, radii beyond the image and the tile).
+// The references are written like SPEC.md: index loops, `acc = acc + w * x`.
+#![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]
+
+mod common;
+
+use clpix::{Border, Engine, Error, GaussianBlur, ImageView};
+use common::*;
+use proptest::prelude::*;
+use std::sync::OnceLock;
+
+fn engines() -> &'static [Engine] {
+    static E: OnceLock<Vec<Engine>> = OnceLock::new();
+    E.get_or_init(opencl_engines)
+}
+
+fn capped() -> &'static [Engine] {
+    static E: OnceLock<Vec<Engine>> = OnceLock::new();
+    E.get_or_init(|| capped_opencl_engines(4096))
+}
+
+/// SPEC.md borders, written out plainly.
+fn spec_map(p: i64, n: i64, border: Border) -> Option<i64> {
+    if (0..n).contains(&p) {
+        return Some(p);
+    }
+    match border {
+        Border::Clamp => Some(p.clamp(0, n - 1)),
+        Border::Wrap => Some(((p % n) + n) % n),
+        Border::Zero => None,
+        Border::Reflect => {
+            if n == 1 {
+                return Some(0);
+            }
+            // Walk the mirror one reflection at a time.
+            let mut q = p;
+            loop {
+                if q < 0 {
+                    q = -q;
+                } else if q >= n {
+                    q = 2 * (n - 1) - q;
+                } else {
+                    return Some(q);
+                }
+            }
+        }
+    }
+}
+
+/// SPEC.md RGBA8 blur, sequential, from the published fixed-point weights.
+fn reference_u8(img: &TestImage, blur: &GaussianBlur) -> image::RgbaImage {
+    let (w, h) = (img.width as i64, img.height as i64);
+    if blur.radius() == 0 {
+        return img.to_image();
+    }
+    let q = blur.weights_fixed().unwrap();
+    let r = blur.radius() as i64;
+    let b = blur.border_mode();
+    let mut t = vec![[0u16; 4]; (w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..4 {
+                let mut acc = 0u32;
+                for i in -r..=r {
+                    if let Some(s) = spec_map(x + i, w, b) {
+                        acc += q[(i + r) as usize] * img.pixel(s as u32, y as u32)[c] as u32;
+                    }
+                }
+                t[(y * w + x) as usize][c] = ((acc + 128) >> 8) as u16;
+            }
+        }
+    }
+    image::RgbaImage::from_fn(w as u32, h as u32, |x, y| {
+        let mut px = [0u8; 4];
+        for (c, out) in px.iter_mut().enumerate() {
+            let mut acc = 0u32;
+            for i in -r..=r {
+                if let Some(s) = spec_map(y as i64 + i, h, b) {
+                    acc += q[(i + r) as usize] * t[(s * w + x as i64) as usize][c] as u32;
+                }
+            }
+            *out = ((acc + (1 << 23)) >> 24) as u8;
+        }
+        image::Rgba(px)
+    })
+}
+
+/// SPEC.md f32 blur, sequential.
+fn reference_f32(img: &image::Rgba32FImage, blur: &GaussianBlur) -> Vec<f32> {
+    let (w, h) = (img.width() as i64, img.height() as i64);
+    if blur.radius() == 0 {
+        return img.as_raw().clone();
+    }
+    let wt = blur.weights_f32().unwrap();
+    let r = blur.radius() as i64;
+    let b = blur.border_mode();
+    let src = img.as_raw();
+    let mut t = vec![0f32; (w * h * 4) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..4 {
+                let mut acc = 0.0f32;
+                for i in -r..=r {
+                    let v =
+                        spec_map(x + i, w, b).map_or(0.0, |s| src[((y * w + s) * 4 + c) as usize]);
+                    acc = acc + wt[(i + r) as usize] * v;
+                }
+                t[((y * w + x) * 4 + c) as usize] = acc;
+            }
+        }
+    }
+    let mut out = vec![0f32; (w * h * 4) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..4 {
+                let mut acc = 0.0f32;
+                for i in -r..=r {
+                    let v =
+                        spec_map(y + i, h, b).map_or(0.0, |s| t[((s * w + x) * 4 + c) as usize]);
+                    acc = acc + wt[(i + r) as usize] * v;
+                }
+                out[((y * w + x) * 4 + c) as usize] = acc;
+            }
+        }
+    }
+    out
+}
+
+fn border() -> impl Strategy<Value = Border> {
+    prop::sample::select(vec![
+        Border::Clamp,
+        Border::Reflect,
+        Border::Wrap,
+        Border::Zero,
+    ])
+}
+
+/// Radii from 0 to beyond the image and the 128-wide tile; large radii only on small images
+/// (so the sequential references stay fast).
+fn blur_for(pixels: u64) -> impl Strategy<Value = GaussianBlur> {
+    let max: u32 = if pixels <= 20_000 { 150 } else { 12 };
+    (
+        prop_oneof![2 => 0..4u32, 2 => 0..=12u32, 1 => 0..=max],
+        prop_oneof![2 => Just(None), 1 => (0.2f64..40.0).prop_map(Some)],
+        border(),
+    )
+        .prop_map(|(r, s, b)| {
+            let g = GaussianBlur::new(r).border(b);
+            match s {
+                Some(s) => g.sigma(s),
+                None => g,
+            }
+        })
+}
+
+fn image_and_blur() -> impl Strategy<Value = (TestImage, GaussianBlur)> {
+    test_image().prop_flat_map(|img| {
+        let p = img.width as u64 * img.height as u64;
+        (Just(img), blur_for(p))
+    })
+}
+
+fn f32_image(w: u32, h: u32, seed: u64, specials: bool) -> image::Rgba32FImage {
+    let mut s = seed;
+    image::Rgba32FImage::from_fn(w, h, |_, _| {
+        let mut px = [0f32; 4];
+        for v in &mut px {
+            let r = splitmix(&mut s);
+            *v = match r % 16 {
+                0 if specials => f32::NAN,
+                1 if specials => f32::INFINITY,
+                2 if specials => -0.0,
+                3 if specials => 1e-40,
+                _ => ((r >> 8) % 100_000) as f32 / 997.0 - 50.0,
+            };
+        }
+        image::Rgba(px)
+    })
+}
+
+/// Equal bits, NaN matching any NaN (SPEC.md: NaN stays NaN; its sign and payload depend on
+/// the hardware's default NaN and on operand order, which compilers may commute).
+fn same_bits(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn cpu_matches_the_sequential_reference((img, blur) in image_and_blur()) {
+        let out = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        prop_assert!(out == reference_u8(&img, &blur), "{:?} {:?}", img, blur);
+    }
+
+    #[test]
+    fn opencl_matches_cpu_exactly((img, blur) in image_and_blur()) {
+        let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        for e in engines() {
+            let host = e.gaussian_blur(img.view(), &blur).unwrap();
+            prop_assert!(host == expected, "host input on {} {:?} {:?}", e.backend(), img, blur);
+            let dev = e.upload(img.view()).unwrap();
+            let from_dev = e.gaussian_blur(&dev, &blur).unwrap();
+            prop_assert!(from_dev == expected, "device input on {}", e.backend());
+            let kept = e.gaussian_blur_device(&dev, &blur).unwrap();
+            prop_assert!(e.download(&kept).unwrap() == expected, "device output on {}", e.backend());
+        }
+    }
+
+    #[test]
+    fn capped_opencl_is_exact_or_refuses((img, blur) in image_and_blur()) {
+        let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        for e in capped() {
+            match e.gaussian_blur(img.view(), &blur) {
+                Ok(out) => prop_assert!(out == expected, "capped on {}", e.backend()),
+                Err(Error::TooLargeForDevice { .. }) => {
+                    // Refused only when the image and its intermediate need more than one buffer.
+                    prop_assert!(img.width as u64 * img.height as u64 * 8 > 4096);
+                }
+                Err(other) => prop_assert!(false, "unexpected error {other}"),
+            }
+            let dev = e.upload(img.view()).unwrap();
+            match e.gaussian_blur(&dev, &blur) {
+                Ok(out) => prop_assert!(out == expected),
+                Err(err) => prop_assert!(matches!(err, Error::TooLargeForDevice { .. }), "{}", err),
+            }
+        }
+    }
+
+    #[test]
+    fn f32_cpu_matches_reference_and_opencl_matches_cpu(
+        (w, h) in dims(), seed in any::<u64>(), specials in any::<bool>(),
+        blur in blur_for(20_000),
+    ) {
+        let (w, h) = if w as u64 * h as u64 > 20_000 && blur.radius() > 12 { (w.min(100), h.min(100)) } else { (w, h) };
+        let img = f32_image(w, h, seed, specials);
+        let cpu = Engine::cpu().gaussian_blur_f32(&img, &blur).unwrap();
+        prop_assert!(same_bits(cpu.as_raw(), &reference_f32(&img, &blur)), "{}x{} {:?}", w, h, blur);
+        for e in engines() {
+            let out = e.gaussian_blur_f32(&img, &blur).unwrap();
+            prop_assert!(same_bits(out.as_raw(), cpu.as_raw()), "{} {}x{} {:?}", e.backend(), w, h, blur);
+        }
+    }
+
+    #[test]
+    fn constant_images_stay_constant(
+        (w, h) in (1..70u32, 1..70u32), px in any::<[u8; 4]>(), r in 0..=150u32,
+        sigma in prop::option::of(0.1f64..100.0),
+        b in prop::sample::select(vec![Border::Clamp, Border::Reflect, Border::Wrap]),
+    ) {
+        let img = image::RgbaImage::from_pixel(w, h, image::Rgba(px));
+        let mut blur = GaussianBlur::new(r).border(b);
+        if let Some(s) = sigma { blur = blur.sigma(s); }
+        let mut all = vec![Engine::cpu()];
+        all.extend(opencl_engines());
+        for e in &all {
+            prop_assert!(e.gaussian_blur(&img, &blur).unwrap() == img, "{}", e.backend());
+        }
+    }
+
+    #[test]
+    fn within_one_of_the_real_valued_blur(img in test_image(), r in 1..=30u32, b in border()) {
+        prop_assume!((img.width as u64 * img.height as u64) * r as u64 <= 400_000);
+        let blur = GaussianBlur::new(r).border(b);
+        let out = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        let n = blur.weights_f64().unwrap();
+        let (w, h, r) = (img.width as i64, img.height as i64, r as i64);
+        for y in 0..h {
+            for x in 0..w {
+                for c in 0..4 {
+                    let mut acc = 0f64;
+                    for j in -r..=r {
+                        let Some(sy) = spec_map(y + j, h, b) else { continue };
+                        for i in -r..=r {
+                            if let Some(sx) = spec_map(x + i, w, b) {
+                                acc += n[(i + r) as usize] * n[(j + r) as usize]
+                                    * img.pixel(sx as u32, sy as u32)[c] as f64;
+                            }
+                        }
+                    }
+                    let got = out.get_pixel(x as u32, y as u32)[c] as f64;
+                    prop_assert!((got - acc.round()).abs() <= 1.0, "({x},{y}) c{c}: {got} vs {acc}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn radius_zero_is_a_copy_everywhere() {
+    let img = make_image(37, 23, 8, Content::Random, 5);
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for e in &all {
+        for b in [Border::Clamp, Border::Zero] {
+            let out = e
+                .gaussian_blur(img.view(), &GaussianBlur::new(0).border(b))
+                .unwrap();
+            assert_eq!(out, img.to_image(), "{}", e.backend());
+        }
+        let f = f32_image(9, 4, 3, true);
+        let out = e.gaussian_blur_f32(&f, &GaussianBlur::new(0)).unwrap();
+        assert!(same_bits(out.as_raw(), f.as_raw()));
+    }
+}
+
+#[test]
+fn one_bright_pixel_blurs_symmetrically() {
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for r in [1u32, 2, 5, 8, 25, 60] {
+        let s = 2 * r + 11;
+        let mut img = image::RgbaImage::from_pixel(s, s, image::Rgba([0, 0, 0, 0]));
+        img.put_pixel(s / 2, s / 2, image::Rgba([255, 255, 255, 255]));
+        for e in &all {
+            for b in [Border::Clamp, Border::Reflect, Border::Wrap, Border::Zero] {
+                let out = e
+                    .gaussian_blur(&img, &GaussianBlur::new(r).border(b))
+                    .unwrap();
+                for y in 0..s {
+                    for x in 0..s {
+                        let p = out.get_pixel(x, y);
+                        assert_eq!(p, out.get_pixel(s - 1 - x, y), "r {r} {}", e.backend());
+                        assert_eq!(p, out.get_pixel(x, s - 1 - y));
+                        assert_eq!(p, out.get_pixel(y, x));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fixed_weights_sum_to_65536_and_are_close() {
+    for r in 1..=200u32 {
+        for s in [None, Some(0.5), Some(r as f64 * 2.0)] {
+            let mut b = GaussianBlur::new(r);
+            if let Some(s) = s {
+                b = b.sigma(s);
+            }
+            let q = b.weights_fixed().unwrap();
+            let n = b.weights_f64().unwrap();
+            assert_eq!(q.iter().map(|&x| x as u64).sum::<u64>(), 65536);
+            for (qi, ni) in q.iter().zip(&n) {
+                assert!((*qi as f64 - ni * 65536.0).abs() <= 1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_parameters_are_errors() {
+    let img = image::RgbaImage::new(4, 4);
+    let f = image::Rgba32FImage::new(4, 4);
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for e in &all {
+        for s in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let b = GaussianBlur::new(3).sigma(s);
+            assert!(matches!(
+                e.gaussian_blur(&img, &b),
+                Err(Error::InvalidParameter { .. })
+            ));
+            assert!(matches!(
+                e.gaussian_blur_f32(&f, &b),
+                Err(Error::InvalidParameter { .. })
+            ));
+            assert!(e.gaussian_blur_device(&img, &b).is_err());
+        }
+        let huge = GaussianBlur::new(clpix::MAX_RADIUS + 1);
+        assert!(matches!(
+            e.gaussian_blur(&img, &huge),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(e.gaussian_blur(&img, &GaussianBlur::new(u32::MAX)).is_err());
+    }
+}
+
+#[test]
+fn empty_images_give_empty_images() {
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for (w, h) in [(0, 0), (0, 5), (5, 0)] {
+        let data = vec![0u8; 0];
+        let view = ImageView::new(&data, w, h).unwrap();
+        for e in &all {
+            let out = e.gaussian_blur(view, &GaussianBlur::new(3)).unwrap();
+            assert_eq!(out.dimensions(), (w, h));
+            let dev = e.gaussian_blur_device(view, &GaussianBlur::new(3)).unwrap();
+            assert_eq!(e.download(&dev).unwrap().dimensions(), (w, h));
+            let f = image::Rgba32FImage::new(w, h);
+            assert_eq!(
+                e.gaussian_blur_f32(&f, &GaussianBlur::new(3))
+                    .unwrap()
+                    .dimensions(),
+                (w, h)
+            );
+        }
+    }
+}
+
+#[test]
+fn huge_radius_on_a_small_image_with_every_border() {
+    // A radius far beyond the image: reflect and wrap go round many times.
+    let img = make_image(7, 5, 0, Content::Random, 11);
+    let cpu = Engine::cpu();
+    for b in [Border::Clamp, Border::Reflect, Border::Wrap, Border::Zero] {
+        let blur = GaussianBlur::new(1000).sigma(3.0).border(b);
+        let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+        assert_eq!(expected, reference_u8(&img, &blur), "{b:?}");
+        for e in engines() {
+            assert_eq!(
+                e.gaussian_blur(img.view(), &blur).unwrap(),
+                expected,
+                "{b:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn large_images_in_many_parts_are_refused_not_wrong() {
+    let img = make_image(300, 200, 0, Content::Random, 4);
+    for e in capped() {
+        let r = e.gaussian_blur(img.view(), &GaussianBlur::new(3));
+        assert!(matches!(r, Err(Error::TooLargeForDevice { .. })), "{r:?}");
+        let dev = e.upload(img.view()).unwrap();
+        assert!(matches!(
+            e.gaussian_blur_device(&dev, &GaussianBlur::new(3)),
+            Err(Error::TooLargeForDevice { .. })
+        ));
+    }
+}
+
+#[test]
+fn wide_images_cross_column_strips_exactly() {
+    // Wider than the CPU path's 1024-pixel column strips, tall enough for its row rings.
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for (i, &(w, h, r)) in [
+        (1025u32, 40u32, 1u32),
+        (1100, 67, 8),
+        (2051, 33, 3),
+        (1030, 90, 13),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let img = make_image(
+            w,
+            h,
+            if i % 2 == 0 { 0 } else { 12 },
+            Content::Random,
+            i as u64,
+        );
+        for b in [Border::Clamp, Border::Reflect, Border::Wrap, Border::Zero] {
+            let blur = GaussianBlur::new(r).border(b);
+            let expected = reference_u8(&img, &blur);
+            for e in &all {
+                assert!(
+                    e.gaussian_blur(img.view(), &blur).unwrap() == expected,
+                    "{w}x{h} r {r} {b:?} on {}",
+                    e.backend()
+                );
+            }
+            let f = f32_image(w, h.min(20), i as u64, false);
+            let cpu = Engine::cpu().gaussian_blur_f32(&f, &blur).unwrap();
+            assert!(same_bits(cpu.as_raw(), &reference_f32(&f, &blur)));
+        }
+    }
+}
