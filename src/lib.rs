@@ -12,6 +12,7 @@ mod image;
 mod luminance;
 mod opencl;
 mod reduce;
+mod select;
 
 pub use crate::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::compact::{CompactOrder, DeviceArray};

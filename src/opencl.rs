@@ -277,6 +277,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("histogram", include_str!("../cl/histogram.cl")),
     ("compact", include_str!("../cl/compact.cl")),
     ("blur", include_str!("../cl/blur.cl")),
+    ("select", include_str!("../cl/select.cl")),
 ];
 
 /// How the kernels walk memory. `Auto` (the default) picks from the device type; the others

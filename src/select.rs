@@ -19,9 +19,11 @@
 //! many candidates each round) and selection continues where it stopped. Every step runs on the
 //! engine's backend, so on a GPU only the candidates cross to the host.
 
-use crate::engine::Engine;
+use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
-use crate::image::{check_pixel_count, ImageInput};
+use crate::image::{check_pixel_count, DeviceImage, ImageInput, Storage};
+use crate::luminance::luma_u32;
+use crate::opencl::{Arg, DeviceParts, Part};
 use crate::reduce::PixelHit;
 use std::collections::HashMap;
 
@@ -90,11 +92,16 @@ impl Engine {
     /// The `k` brightest pixels at least `min_distance` pixels apart: motion-capture marker
     /// finding, where one bright blob must not take all k places.
     ///
-    /// Candidates go by luminance descending, ties in scan order; each is taken when its
-    /// Euclidean distance to every pixel already taken is ≥ `min_distance` (see the
-    /// [module documentation](crate::Engine::brightest_k) for the exact rule). `min_distance = 0`
+    /// Candidates are all pixels by luminance descending, ties in scan order. Going through them
+    /// in that order (greedy), a candidate is taken when its Euclidean distance in pixels to
+    /// every pixel already taken is ≥ `min_distance`, until `k` are taken. `min_distance = 0`
     /// gives plainly the top k. Fewer than k pixels come back when the image runs out.
-    /// An error when `min_distance` is negative or NaN.
+    /// Distances are compared exactly (`dx² + dy² ≥ min_distance²`, both sides exact in f64),
+    /// so every backend gives the same list. An error when `min_distance` is negative or NaN.
+    ///
+    /// No full sort: the luminance histogram gives the k-th candidate's luminance, compaction
+    /// above it gives the candidates, and the threshold is lowered only when too few survive the
+    /// distance rule.
     ///
     /// ```
     /// let mut img = image::RgbaImage::new(100, 100);
@@ -138,9 +145,14 @@ impl Engine {
         self.select_k(img.into(), k, min_distance, End::Darkest)
     }
 
-    fn select_k(&self, input: ImageInput<'_>, k: usize, min_distance: f32, end: End) -> Result<Vec<PixelHit>> {
-        // NaN fails this comparison too.
-        if !(min_distance >= 0.0) {
+    fn select_k(
+        &self,
+        input: ImageInput<'_>,
+        k: usize,
+        min_distance: f32,
+        end: End,
+    ) -> Result<Vec<PixelHit>> {
+        if min_distance.is_nan() || min_distance < 0.0 {
             return Err(Error::invalid(
                 "min_distance",
                 min_distance,
@@ -183,4 +195,152 @@ impl Engine {
             want = want.saturating_mul(4);
         }
     }
+}
+
+/// The smallest weighted sum `21 r + 72 g + 7 b` whose luminance is above `t` (above 25500
+/// for 1023).
+fn wsum_above(t: u32) -> u32 {
+    (25500 * (t + 1)).div_ceil(1023)
+}
+
+impl Engine {
+    /// All pixels with luminance at least `bound` (brightest) or at most `bound` (darkest), by
+    /// luminance from the wanted end, ties in scan order.
+    fn candidates(&self, input: ImageInput<'_>, end: End, bound: u16) -> Result<Vec<PixelHit>> {
+        let mut hits = match end {
+            End::Brightest if bound >= 1 => self.compact(input, bound - 1)?,
+            End::Darkest => {
+                // Inverting r, g, b turns the weighted sum s into 25500 - s exactly. Pixels with
+                // L <= bound have s <= s_max, i.e. inverted sums >= 25500 - s_max; compaction
+                // above the largest threshold t whose cut lies at or below that keeps a superset,
+                // filtered exactly below.
+                let s_max = wsum_above(bound as u32) - 1;
+                let cut = 25500 - s_max.min(25500);
+                let l_cut = (1023 * cut) / 25500;
+                if l_cut == 0 {
+                    self.all_pixels(input)?
+                } else {
+                    let inverted = self.inverted(input)?;
+                    let mut hits = self.compact(&inverted, (l_cut - 1) as u16)?;
+                    for h in &mut hits {
+                        let p = u32::from_le_bytes(h.rgba) ^ 0x00ff_ffff;
+                        h.rgba = p.to_le_bytes();
+                        h.luminance = luma_u32(p) as u16;
+                    }
+                    hits.retain(|h| h.luminance <= bound);
+                    hits
+                }
+            }
+            End::Brightest => self.all_pixels(input)?,
+        };
+        // Stable: equal luminance stays in scan order.
+        match end {
+            End::Brightest => hits.sort_by_key(|h| std::cmp::Reverse(h.luminance)),
+            End::Darkest => hits.sort_by_key(|h| h.luminance),
+        }
+        Ok(hits)
+    }
+
+    /// Every pixel in scan order (only when the k-th candidate lies at the far end of the
+    /// luminance range, so that every pixel is a candidate anyway).
+    fn all_pixels(&self, input: ImageInput<'_>) -> Result<Vec<PixelHit>> {
+        let host = HostPixels::of(input)?;
+        let view = host.view();
+        let mut out = Vec::with_capacity(view.pixel_count() as usize);
+        for y in 0..view.height() {
+            for (x, c) in view.row(y).chunks_exact(4).enumerate() {
+                let p = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                out.push(PixelHit {
+                    x: x as u32,
+                    y,
+                    luminance: luma_u32(p) as u16,
+                    rgba: [c[0], c[1], c[2], c[3]],
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The image with r, g, b inverted, held by this engine (on the device for OpenCL).
+    fn inverted(&self, input: ImageInput<'_>) -> Result<DeviceImage> {
+        let (width, height) = (input.width(), input.height());
+        match &self.backend {
+            Backend::Cpu => {
+                let host = HostPixels::of(input)?;
+                let mut img = host.view().to_image();
+                for p in img.as_mut().chunks_exact_mut(4) {
+                    p[0] = !p[0];
+                    p[1] = !p[1];
+                    p[2] = !p[2];
+                }
+                Ok(DeviceImage {
+                    width,
+                    height,
+                    storage: Storage::Host(img.into_raw()),
+                })
+            }
+            Backend::OpenCl(cl) => {
+                let own = matches!(input, ImageInput::Device(DeviceImage { storage: Storage::OpenCl(p), .. }) if std::sync::Arc::ptr_eq(&p.owner, cl));
+                // A host image (or another engine's) is uploaded once and inverted in place;
+                // this engine's device image is inverted into new buffers.
+                let mut parts = Vec::new();
+                let mut events = Vec::new();
+                if own {
+                    let ImageInput::Device(DeviceImage {
+                        storage: Storage::OpenCl(src),
+                        ..
+                    }) = input
+                    else {
+                        return Err(Error::invalid(
+                            "image",
+                            "device image",
+                            "an image of this engine",
+                        ));
+                    };
+                    for p in &src.parts {
+                        let n = p.range.pixels();
+                        let buffer = cl.buffer::<u32>(n, "an inverted image part")?;
+                        events.push(invert(cl, &p.buffer, &buffer, n)?);
+                        parts.push(Part {
+                            buffer,
+                            range: p.range,
+                        });
+                    }
+                } else {
+                    let host = HostPixels::of(input)?;
+                    let uploaded = cl.upload(&host.view())?;
+                    for p in uploaded.parts {
+                        let n = p.range.pixels();
+                        events.push(invert(cl, &p.buffer, &p.buffer, n)?);
+                        parts.push(p);
+                    }
+                }
+                cl.finish(&events)?;
+                Ok(DeviceImage {
+                    width,
+                    height,
+                    storage: Storage::OpenCl(DeviceParts {
+                        owner: cl.clone(),
+                        parts,
+                    }),
+                })
+            }
+        }
+    }
+}
+
+fn invert(
+    cl: &crate::opencl::ClEngine,
+    src: &opencl3::memory::Buffer<u32>,
+    dst: &opencl3::memory::Buffer<u32>,
+    n: usize,
+) -> Result<opencl3::event::Event> {
+    const WG: usize = 64;
+    cl.launch(
+        "select",
+        "invert_rgb",
+        &[Arg::buf(src), Arg::buf(dst), Arg::U32(n as u32)],
+        n.div_ceil(WG).max(1) * WG,
+        WG,
+    )
 }

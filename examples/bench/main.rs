@@ -132,6 +132,36 @@ fn cases() -> Vec<Case> {
                     .map(drop)
             },
         },
+        Case {
+            name: "brightest_k16_d0",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.brightest_k(i, 16, 0.0).map(drop),
+        },
+        Case {
+            name: "brightest_k16_d20",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.brightest_k(i, 16, 20.0).map(drop),
+        },
+        Case {
+            name: "brightest_k1024_d0",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.brightest_k(i, 1024, 0.0).map(drop),
+        },
+        Case {
+            name: "brightest_k1024_d20",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.brightest_k(i, 1024, 20.0).map(drop),
+        },
+        Case {
+            name: "darkest_k1024_d20",
+            bytes_per_pixel: 4.0,
+            content: Content::Random,
+            run: |e, i| e.darkest_k(i, 1024, 20.0).map(drop),
+        },
         // Other operations add their cases here.
     ]
 }

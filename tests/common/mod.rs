@@ -239,5 +239,7 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
             e.compacted_image(input, 100, clpix::CompactOrder::LuminanceDescending)
                 .map(|i| i.into_raw())
         ),
+        format!("{:?}", e.brightest_k(input, 5, 3.0)),
+        format!("{:?}", e.darkest_k(input, 7, 0.0)),
     ]
 }
