@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example demo [-- <image>] [--backend cpu|opencl] [--device NAME]`
 
-use clpix::Engine;
+use clpix::{CompactOrder, Engine, GaussianBlur};
 use image::{Rgba, RgbaImage};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -19,13 +19,18 @@ pub fn default_image() -> RgbaImage {
         Rgba([r, g, b, 255])
     });
     // Coloured discs and bright markers (one pure white: the brightest).
-    let blobs: [(i32, i32, i32, [u8; 4]); 6] = [
+    let blobs: [(i32, i32, i32, [u8; 4]); 11] = [
         (180, 140, 40, [200, 40, 40, 255]),
         (520, 300, 60, [40, 180, 60, 255]),
         (780, 120, 30, [60, 80, 220, 255]),
         (300, 420, 6, [250, 250, 235, 255]),
         (700, 430, 5, [255, 255, 255, 255]),
         (860, 260, 4, [240, 240, 250, 255]),
+        (90, 330, 4, [245, 250, 240, 255]),
+        (430, 60, 3, [250, 245, 250, 255]),
+        (640, 200, 5, [235, 240, 245, 255]),
+        (900, 480, 3, [250, 250, 250, 255]),
+        (260, 260, 4, [242, 242, 242, 255]),
     ];
     for (cx, cy, r, c) in blobs {
         for y in (cy - r).max(0)..(cy + r).min(h as i32) {
@@ -117,6 +122,94 @@ pub fn run_demo(
     let p = out.join("extremes.png");
     marked.save(&p)?;
     written.push(p);
+
+    // Markers: the 8 brightest pixels at least 20 pixels apart (one per bright blob).
+    let t = Instant::now();
+    let markers = engine.brightest_k(&dev, 8, 20.0)?;
+    report(
+        "brightest_k",
+        &backend,
+        t,
+        format!("{} markers, k = 8, min distance 20", markers.len()),
+    );
+    let mut marked = img.clone();
+    for m in &markers {
+        mark(&mut marked, m.x, m.y, [255, 220, 0, 255]);
+    }
+    let p = out.join("markers.png");
+    marked.save(&p)?;
+    written.push(p);
+
+    let t = Instant::now();
+    let hist = engine.histogram_rgba(&dev)?;
+    report(
+        "histogram_rgba",
+        &backend,
+        t,
+        format!("{} pixels counted", hist.pixel_count()),
+    );
+    let t = Instant::now();
+    let lhist = engine.histogram_luminance(&dev)?;
+    report(
+        "histogram_luminance",
+        &backend,
+        t,
+        format!("{} pixels counted", lhist.pixel_count()),
+    );
+    let p = out.join("histogram.png");
+    hist.to_chart(768, 300).save(&p)?;
+    written.push(p);
+    let p = out.join("histogram-luminance.png");
+    lhist.to_chart(768, 300).save(&p)?;
+    written.push(p);
+
+    // Compaction: input | kept pixels in scan order | sorted by luminance (the "mush of dots").
+    let threshold = (s.mean as u16).min(1022);
+    let t = Instant::now();
+    let kept = engine.compact(&dev, threshold)?;
+    report(
+        "compact",
+        &backend,
+        t,
+        format!("{} pixels above L = {threshold}", kept.len()),
+    );
+    let t = Instant::now();
+    let scan = engine.compacted_image(&dev, threshold, CompactOrder::ScanOrder)?;
+    let sorted = engine.compacted_image(&dev, threshold, CompactOrder::LuminanceDescending)?;
+    report(
+        "compacted_image",
+        &backend,
+        t,
+        "scan order and sorted by luminance".into(),
+    );
+    let (w, h) = img.dimensions();
+    let mut strip = RgbaImage::new(w * 3, h);
+    image::imageops::replace(&mut strip, img, 0, 0);
+    image::imageops::replace(&mut strip, &scan, w as i64, 0);
+    image::imageops::replace(&mut strip, &sorted, 2 * w as i64, 0);
+    // Shown opaque: the spec's (0, 0, 0, 0) fill would otherwise show as the viewer's background.
+    for px in strip.pixels_mut() {
+        px.0[3] = 255;
+    }
+    let p = out.join("compaction.png");
+    strip.save(&p)?;
+    written.push(p);
+
+    for radius in [2u32, 8, 25] {
+        let t = Instant::now();
+        let blurred = engine.gaussian_blur(&dev, &GaussianBlur::new(radius))?;
+        report(
+            "gaussian_blur",
+            &backend,
+            t,
+            format!("radius {radius}, sigma {}", radius as f64 / 2.0),
+        );
+        if radius == 8 {
+            let p = out.join("blur.png");
+            blurred.save(&p)?;
+            written.push(p);
+        }
+    }
 
     Ok(written)
 }
