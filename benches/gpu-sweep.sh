@@ -35,9 +35,14 @@ run)
   wait
   /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
   PYTHONUNBUFFERED=1 python3 anchors/cupy_blur.py 2>&1 | tee "$OUT/cupy.txt"
-  ./bench --size 8192 --reps 25 --backends opencl ${BENCH_ARGS:-} --out "$OUT/bench.md" > /dev/null 2>&1
+  ./bench --size 8192 --reps 25 --backends opencl --device nvidia --out "$OUT/bench.md" > /dev/null 2>&1
   cat "$OUT/bench.md"
   /tmp/cub_anchor 2>&1 | tee -a "$OUT/cub.txt"
+  # Variants: local histogram copies per group, and fused vs two-pass blur.
+  {
+    for r in 2 4; do echo "CLPIX_HISTOGRAM_REPLICAS=$r"; CLPIX_HISTOGRAM_REPLICAS=$r ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops histogram_rgba,histogram_luminance; done
+    for m in fused two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops blur_w2,blur_w8,blur_w25; done
+  } 2>&1 | tee "$OUT/variants.txt"
   ;;
 *) echo "usage: gpu-sweep.sh pack|run"; exit 2 ;;
 esac

@@ -104,7 +104,15 @@ fn a_platform_without_devices_falls_back() {
 
 fn broken_kernel_dir(program: &str) -> PathBuf {
     let dir = temp_dir(&format!("broken-{program}"));
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("cl");
+    // The source tree's cl/, or (test binaries copied to another machine) ../cl or ./cl.
+    let src = [
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("cl"),
+        "../cl".into(),
+        "cl".into(),
+    ]
+    .into_iter()
+    .find(|p| p.join("common.h").exists())
+    .expect("the cl/ kernel sources");
     for entry in std::fs::read_dir(&src).unwrap() {
         let p = entry.unwrap().path();
         std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();

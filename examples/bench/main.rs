@@ -3,7 +3,7 @@
 //! image input) and end to end (host image, upload included).
 //!
 //! `cargo run --release --example bench -- [--size 4096] [--reps 15] [--ops brightest,histogram]
-//!  [--backends cpu,opencl] [--out table.md]`
+//!  [--backends cpu,opencl] [--device NAME] [--out table.md]`
 
 use clpix::{Engine, ImageInput};
 use std::time::{Duration, Instant};
@@ -243,7 +243,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engines.push(Engine::cpu());
     }
     if backends.contains("opencl") {
+        let only = arg(&args, "--device").map(|s| s.to_lowercase());
         for d in clpix::devices().unwrap_or_default() {
+            if only
+                .as_ref()
+                .is_some_and(|o| !d.name.to_lowercase().contains(o))
+            {
+                continue;
+            }
             match Engine::with_device(&d) {
                 Ok(e) => engines.push(e),
                 Err(e) => eprintln!("skipping {}: {e}", d.name),
