@@ -586,3 +586,53 @@ void blur_v_f32(__global const float4* t, uint width, uint height, __global cons
 }
 
 #endif
+
+/* Images in parts (bands of output rows, see blur.rs): the vertical pass of one band over a
+   window of intermediate rows t (contiguous, rows + k - 1 of them), taps i0 .. i0 + k of the
+   weights, so that a band can take its taps in several chunks. acc carries the running sum
+   between chunks (reset when first); the last chunk writes the result to dst. The f32 sum is
+   acc = acc + wt[i] * t in the order of the taps, exactly as in one pass.
+   Arguments: (t, n values a row, rows, weights, i0, k, acc, first, last, dst). */
+#if CLPIX_CONTIGUOUS
+#define BAND_LOOP(total)                                                        \
+    uint band_a, band_b;                                                         \
+    clpix_range((total), get_group_id(0), get_num_groups(0), &band_a, &band_b); \
+    for (size_t idx = band_a; idx < band_b; ++idx)
+#else
+#define BAND_LOOP(total) \
+    for (size_t idx = get_global_id(0); idx < (total); idx += get_global_size(0))
+#endif
+
+__kernel void blur_band_v_u8(__global const ushort* t, uint n, uint rows, __global const uint* q,
+                             uint i0, uint k, __global uint* acc, uint first, uint last,
+                             __global uchar* dst) {
+    uint total = n * rows;
+    BAND_LOOP(total) {
+        size_t y = idx / n;
+        size_t j = idx - y * n;
+        uint s = first ? 0u : acc[idx];
+        __global const ushort* p = t + y * n + j;
+        for (uint i = 0; i < k; ++i) s += q[i0 + i] * (uint)p[(size_t)i * n];
+        if (last)
+            dst[idx] = (uchar)((s + (1u << 23)) >> 24);
+        else
+            acc[idx] = s;
+    }
+}
+
+__kernel void blur_band_v_f32(__global const float* t, uint n, uint rows,
+                              __global const float* wt, uint i0, uint k, __global float* acc,
+                              uint first, uint last, __global float* dst) {
+    uint total = n * rows;
+    BAND_LOOP(total) {
+        size_t y = idx / n;
+        size_t j = idx - y * n;
+        float s = first ? 0.0f : acc[idx];
+        __global const float* p = t + y * n + j;
+        for (uint i = 0; i < k; ++i) s = s + wt[i0 + i] * p[(size_t)i * n];
+        if (last)
+            dst[idx] = s;
+        else
+            acc[idx] = s;
+    }
+}
