@@ -782,6 +782,9 @@ fn two_pass<T, P, O, H, V>(
 
 fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> Result<RgbaImage> {
     let (width, height) = (view.width(), view.height());
+    if width == 0 || height == 0 {
+        return Ok(RgbaImage::new(width, height));
+    }
     if blur.radius == 0 {
         blur.check()?;
         return Ok(view.to_image());
@@ -1317,7 +1320,7 @@ where
             )?];
             let total = rows * nv;
             let (global, local) = if cl.tuning.contiguous {
-                (total.div_ceil(4096).clamp(1, cl.tuning.max_groups), 1)
+                (rows.clamp(1, cl.tuning.max_groups), 1)
             } else {
                 let wg = cl.tuning.wg.max(1);
                 (total.div_ceil(wg).clamp(1, cl.tuning.max_groups) * wg, wg)
