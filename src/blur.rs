@@ -1300,6 +1300,7 @@ where
     };
     let mut host = vec![S::default(); window * m];
     let mut out = vec![S::default(); height as usize * m];
+    let mut kernel_ns = 0u64;
     let mut y0 = 0usize;
     while y0 < height as usize {
         let rows = plan.rows.min(height as usize - y0);
@@ -1339,11 +1340,14 @@ where
             ];
             events.push(cl.launch("blur", vk, &args, global, local)?);
             cl.finish(&events)?;
+            kernel_ns += crate::opencl::last_kernel_ns().unwrap_or(0);
             i0 += k;
         }
         cl.read(&dst, 0, &mut out[y0 * m..(y0 + rows) * m])?;
         y0 += rows;
     }
+    // The kernel time of the whole blur, every band and chunk.
+    crate::opencl::set_last_kernel_ns(Some(kernel_ns));
     Ok(out)
 }
 
