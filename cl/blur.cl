@@ -586,3 +586,136 @@ void blur_v_f32(__global const float4* t, uint width, uint height, __global cons
 }
 
 #endif
+
+/* Images in parts (bands of output rows, see blur.rs): the vertical pass of one band over a
+   window of intermediate rows t (contiguous, rows + k - 1 of them), taps i0 .. i0 + k of the
+   weights, so that a band can take its taps in several chunks. acc carries the running sum
+   between chunks (reset when first); the last chunk writes the result to dst. The f32 sum is
+   acc = acc + wt[i] * t in the order of the taps, exactly as in one pass.
+   Arguments: (t, n values a row, rows, weights, i0, k, acc, first, last, dst). */
+#if CLPIX_CONTIGUOUS
+/* CPU devices: one work-item per group walks a range of rows, in blocks of 64 values. */
+__kernel void blur_band_v_u8(__global const ushort* t, uint n, uint rows, __global const uint* q,
+                             uint i0, uint k, __global uint* acc, uint first, uint last,
+                             __global uchar* dst) {
+    uint y0, y1;
+    clpix_range(rows, get_group_id(0), get_num_groups(0), &y0, &y1);
+    for (size_t y = y0; y < y1; ++y) {
+        size_t j0 = 0;
+        for (; j0 + BLK <= n; j0 += BLK) {
+            __global uint* ac = acc + y * n + j0;
+            uint16 a0 = (uint16)(0u), a1 = a0, a2 = a0, a3 = a0;
+            if (!first) {
+                a0 = vload16(0, ac);
+                a1 = vload16(1, ac);
+                a2 = vload16(2, ac);
+                a3 = vload16(3, ac);
+            }
+            for (uint i = 0; i < k; ++i) {
+                __global const ushort* p = t + (y + i) * n + j0;
+                uint qi = q[i0 + i];
+                a0 += qi * LDS(p, 0);
+                a1 += qi * LDS(p, 1);
+                a2 += qi * LDS(p, 2);
+                a3 += qi * LDS(p, 3);
+            }
+            if (last) {
+                __global uchar* o = dst + y * n + j0;
+                ST16(uchar16, convert_uchar16((a0 + (1u << 23)) >> 24), 0, o);
+                ST16(uchar16, convert_uchar16((a1 + (1u << 23)) >> 24), 1, o);
+                ST16(uchar16, convert_uchar16((a2 + (1u << 23)) >> 24), 2, o);
+                ST16(uchar16, convert_uchar16((a3 + (1u << 23)) >> 24), 3, o);
+            } else {
+                ST16(uint16, a0, 0, ac);
+                ST16(uint16, a1, 1, ac);
+                ST16(uint16, a2, 2, ac);
+                ST16(uint16, a3, 3, ac);
+            }
+        }
+        for (size_t j = j0; j < n; ++j) {
+            size_t idx = y * n + j;
+            uint s = first ? 0u : acc[idx];
+            for (uint i = 0; i < k; ++i) s += q[i0 + i] * (uint)t[(y + i) * n + j];
+            if (last)
+                dst[idx] = (uchar)((s + (1u << 23)) >> 24);
+            else
+                acc[idx] = s;
+        }
+    }
+}
+
+__kernel void blur_band_v_f32(__global const float* t, uint n, uint rows,
+                              __global const float* wt, uint i0, uint k, __global float* acc,
+                              uint first, uint last, __global float* dst) {
+    uint y0, y1;
+    clpix_range(rows, get_group_id(0), get_num_groups(0), &y0, &y1);
+    for (size_t y = y0; y < y1; ++y) {
+        __global float* out = (last ? dst : acc) + y * n;
+        size_t j0 = 0;
+        for (; j0 + BLK <= n; j0 += BLK) {
+            __global const float* ac = acc + y * n + j0;
+            float16 a0 = (float16)(0.0f), a1 = a0, a2 = a0, a3 = a0;
+            if (!first) {
+                a0 = vload16(0, ac);
+                a1 = vload16(1, ac);
+                a2 = vload16(2, ac);
+                a3 = vload16(3, ac);
+            }
+            for (uint i = 0; i < k; ++i) {
+                __global const float* p = t + (y + i) * n + j0;
+                float wi = wt[i0 + i];
+                a0 = a0 + wi * vload16(0, p);
+                a1 = a1 + wi * vload16(1, p);
+                a2 = a2 + wi * vload16(2, p);
+                a3 = a3 + wi * vload16(3, p);
+            }
+            __global float* o = out + j0;
+            ST16(float16, a0, 0, o);
+            ST16(float16, a1, 1, o);
+            ST16(float16, a2, 2, o);
+            ST16(float16, a3, 3, o);
+        }
+        for (size_t j = j0; j < n; ++j) {
+            float s = first ? 0.0f : acc[y * n + j];
+            for (uint i = 0; i < k; ++i) s = s + wt[i0 + i] * t[(y + i) * n + j];
+            out[j] = s;
+        }
+    }
+}
+
+#else
+/* GPUs: one value per work-item, grid-stride (neighbouring work-items, neighbouring values). */
+__kernel void blur_band_v_u8(__global const ushort* t, uint n, uint rows, __global const uint* q,
+                             uint i0, uint k, __global uint* acc, uint first, uint last,
+                             __global uchar* dst) {
+    size_t total = (size_t)n * rows;
+    for (size_t idx = get_global_id(0); idx < total; idx += get_global_size(0)) {
+        size_t y = idx / n;
+        size_t j = idx - y * n;
+        uint s = first ? 0u : acc[idx];
+        __global const ushort* p = t + y * n + j;
+        for (uint i = 0; i < k; ++i) s += q[i0 + i] * (uint)p[(size_t)i * n];
+        if (last)
+            dst[idx] = (uchar)((s + (1u << 23)) >> 24);
+        else
+            acc[idx] = s;
+    }
+}
+
+__kernel void blur_band_v_f32(__global const float* t, uint n, uint rows,
+                              __global const float* wt, uint i0, uint k, __global float* acc,
+                              uint first, uint last, __global float* dst) {
+    size_t total = (size_t)n * rows;
+    for (size_t idx = get_global_id(0); idx < total; idx += get_global_size(0)) {
+        size_t y = idx / n;
+        size_t j = idx - y * n;
+        float s = first ? 0.0f : acc[idx];
+        __global const float* p = t + y * n + j;
+        for (uint i = 0; i < k; ++i) s = s + wt[i0 + i] * p[(size_t)i * n];
+        if (last)
+            dst[idx] = s;
+        else
+            acc[idx] = s;
+    }
+}
+#endif

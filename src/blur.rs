@@ -44,8 +44,20 @@
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
 //!
-//! Images that do not fit one device buffer (with their intermediate) are refused with
-//! [`Error::TooLargeForDevice`] for now; the split blur with halos across parts is not written.
+//! Images whose intermediate does not fit one device buffer (8 bytes a pixel for RGBA8, 16
+//! for f32; PoCL allows 1 GiB, [`EngineConfig::max_buffer_bytes`](crate::EngineConfig) caps
+//! it lower) are blurred in bands of output rows, with the same bits. For each band the host
+//! gathers the input rows the band needs — its rows and a halo of `w` rows above and below,
+//! each halo row mapped through the border ([`Border::map`]: the true neighbouring rows inside
+//! the image, reflected or wrapped rows at the real top and bottom for any radius, zero rows
+//! for [`Border::Zero`]) — into one contiguous staging window; the device filters the window
+//! horizontally and adds the vertical taps into the band's accumulator. When the window of
+//! `2w + 1` rows does not fit a buffer, the taps are taken in chunks, in tap order (exact for
+//! f32 too), each chunk with its own window. Every buffer of a band takes at most 16 bytes a
+//! pixel, so one row of the image must fit: else [`Error::TooLargeForDevice`] naming "one
+//! image row". Inputs held in several device parts are read back to the host for the
+//! gathering, and [`Engine::gaussian_blur_device`] uploads a banded result again in the parts
+//! that [`Engine::upload`] makes.
 
 use crate::cpu::advise_huge_pages;
 use crate::engine::{Engine, HostPixels};
@@ -333,20 +345,16 @@ impl Engine {
             || cpu_blur_u8(&HostPixels::of(input)?.view(), blur),
             |cl| {
                 let (w, h) = (input.width(), input.height());
-                match cl_blur_u8(cl, input, blur)? {
-                    None => Ok(RgbaImage::new(w, h)),
-                    Some(buf) => {
+                let px = match cl_blur_u8(cl, input, blur)? {
+                    ClOut::Empty => return Ok(RgbaImage::new(w, h)),
+                    ClOut::Host(px) => px,
+                    ClOut::Buffer(buf) => {
                         let mut px = vec![0u32; w as usize * h as usize];
                         cl.read(&buf, 0, &mut px)?;
-                        RgbaImage::from_raw(w, h, bytemuck::cast_slice(&px).to_vec()).ok_or(
-                            Error::ImageTooLarge {
-                                width: w as u64,
-                                height: h as u64,
-                                reason: "the result does not match its size",
-                            },
-                        )
+                        px
                     }
-                }
+                };
+                pixels_to_image(w, h, &px)
             },
         )
     }
@@ -383,8 +391,13 @@ impl Engine {
             },
             |cl| {
                 let parts = match cl_blur_u8(cl, input, blur)? {
-                    None => Vec::new(),
-                    Some(buffer) => vec![crate::opencl::Part {
+                    ClOut::Empty => Vec::new(),
+                    // Blurred in bands: uploaded in the parts every operation expects.
+                    ClOut::Host(px) => {
+                        let img = pixels_to_image(width, height, &px)?;
+                        cl.upload(&crate::ImageView::from(&img))?.parts
+                    }
+                    ClOut::Buffer(buffer) => vec![crate::opencl::Part {
                         buffer,
                         range: crate::opencl::PartRange {
                             first_row: 0,
@@ -769,6 +782,9 @@ fn two_pass<T, P, O, H, V>(
 
 fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> Result<RgbaImage> {
     let (width, height) = (view.width(), view.height());
+    if width == 0 || height == 0 {
+        return Ok(RgbaImage::new(width, height));
+    }
     if blur.radius == 0 {
         blur.check()?;
         return Ok(view.to_image());
@@ -1003,37 +1019,69 @@ fn cl_passes<S, D>(
     cl.finish(&events)
 }
 
-/// The RGBA8 blur on a device: the result buffer (`None` for an image without pixels).
-fn cl_blur_u8(
-    cl: &Arc<ClEngine>,
-    input: ImageInput<'_>,
-    blur: &GaussianBlur,
-) -> Result<Option<opencl3::memory::Buffer<u32>>> {
+/// Packed pixels as an RGBA8 image.
+fn pixels_to_image(width: u32, height: u32, px: &[u32]) -> Result<RgbaImage> {
+    RgbaImage::from_raw(width, height, bytemuck::cast_slice(px).to_vec()).ok_or(
+        Error::ImageTooLarge {
+            width: width as u64,
+            height: height as u64,
+            reason: "the result does not match its size",
+        },
+    )
+}
+
+/// The result of the RGBA8 blur on a device.
+enum ClOut {
+    /// An image without pixels.
+    Empty,
+    /// The whole result in one device buffer.
+    Buffer(opencl3::memory::Buffer<u32>),
+    /// The result of a blur in bands (an image larger than one buffer), on the host.
+    Host(Vec<u32>),
+}
+
+/// The RGBA8 blur on a device.
+fn cl_blur_u8(cl: &Arc<ClEngine>, input: ImageInput<'_>, blur: &GaussianBlur) -> Result<ClOut> {
     let (width, height) = (input.width(), input.height());
     let n = width as usize * height as usize;
     if n == 0 {
-        return Ok(None);
+        return Ok(ClOut::Empty);
     }
     let limit = cl.max_buffer_bytes;
-    // The intermediate (4 u16 a pixel) is the largest buffer.
+    // The intermediate (4 u16 a pixel) is the largest buffer of the one-buffer blur; larger
+    // images (and device images held in several parts) are blurred in bands.
     if n as u64 * 8 > limit {
-        return Err(too_large(
-            "the blur's intermediate image (blurs of images split into parts are not supported yet)",
-            n as u64 * 8,
-            limit,
-        ));
+        let host = HostPixels::of(input)?;
+        let view = host.view();
+        if blur.radius == 0 {
+            let mut out = vec![0u32; n];
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            for y in 0..height as usize {
+                bytes[y * 4 * width as usize..(y + 1) * 4 * width as usize]
+                    .copy_from_slice(view.row(y as u32));
+            }
+            return Ok(ClOut::Host(out));
+        }
+        let q = blur.weights_fixed()?;
+        let mut qbuf = cl.buffer::<u32>(q.len(), "blur weights")?;
+        cl.write(&mut qbuf, 0, &q)?;
+        let out = cl_banded::<u32, u16, u32>(
+            cl,
+            "u8",
+            width,
+            height,
+            1,
+            blur,
+            Arg::buf(&qbuf),
+            4,
+            |y, dst| bytemuck::cast_slice_mut::<u32, u8>(dst).copy_from_slice(view.row(y as u32)),
+        )?;
+        return Ok(ClOut::Host(out));
     }
     // The input in one buffer: a device image of this engine in one part is used in place.
     let own = match input {
         ImageInput::Device(d) => match &d.storage {
-            Storage::OpenCl(p) if Arc::ptr_eq(&p.owner, cl) => {
-                if p.parts.len() != 1 {
-                    return Err(too_large(
-                        "a blur of a device image held in several parts (not supported yet)",
-                        n as u64 * 4,
-                        limit,
-                    ));
-                }
+            Storage::OpenCl(p) if Arc::ptr_eq(&p.owner, cl) && p.parts.len() == 1 => {
                 Some(&p.parts[0].buffer)
             }
             _ => None,
@@ -1048,13 +1096,8 @@ fn cl_blur_u8(
             uploaded = cl.upload(&host.view())?;
             match uploaded.parts.as_slice() {
                 [p] => &p.buffer,
-                _ => {
-                    return Err(too_large(
-                        "a blur of an image split into parts (not supported yet)",
-                        n as u64 * 4,
-                        limit,
-                    ))
-                }
+                // Cannot happen: one part holds 4 bytes a pixel, fewer than the 8 checked.
+                _ => return Err(too_large("an image part of the blur", n as u64 * 4, limit)),
             }
         }
     };
@@ -1065,13 +1108,13 @@ fn cl_blur_u8(
         cl.read(src, 0, &mut host)?;
         let mut dst = dst;
         cl.write(&mut dst, 0, &host)?;
-        return Ok(Some(dst));
+        return Ok(ClOut::Buffer(dst));
     }
     let q = blur.weights_fixed()?;
     let mut qbuf = cl.buffer::<u32>(q.len(), "blur weights")?;
     cl.write(&mut qbuf, 0, &q)?;
     cl_passes::<u32, u16>(cl, "u8", src, &dst, Arg::buf(&qbuf), width, height, blur, 4)?;
-    Ok(Some(dst))
+    Ok(ClOut::Buffer(dst))
 }
 
 fn cl_blur_f32(
@@ -1085,32 +1128,42 @@ fn cl_blur_f32(
         return Ok(img.clone());
     }
     let limit = cl.max_buffer_bytes;
-    if n as u64 * 16 > limit {
-        return Err(too_large(
-            "an f32 image for the blur (blurs split into parts are not supported yet)",
-            n as u64 * 16,
-            limit,
-        ));
-    }
     let wt = blur.weights_f32()?;
     let mut wbuf = cl.buffer::<f32>(wt.len(), "blur weights")?;
     cl.write(&mut wbuf, 0, &wt)?;
-    let mut src = large_buffer::<f32>(cl, 4 * n, "an f32 image")?;
-    cl.write(&mut src, 0, img.as_raw())?;
-    let dst = large_buffer::<f32>(cl, 4 * n, "the blurred image")?;
-    cl_passes::<f32, f32>(
-        cl,
-        "f32",
-        &src,
-        &dst,
-        Arg::buf(&wbuf),
-        width,
-        height,
-        blur,
-        16,
-    )?;
-    let mut out = vec![0f32; 4 * n];
-    cl.read(&dst, 0, &mut out)?;
+    let out = if n as u64 * 16 > limit {
+        let src = img.as_raw();
+        let m = 4 * width as usize;
+        cl_banded::<f32, f32, f32>(
+            cl,
+            "f32",
+            width,
+            height,
+            4,
+            blur,
+            Arg::buf(&wbuf),
+            16,
+            |y, dst| dst.copy_from_slice(&src[y * m..(y + 1) * m]),
+        )?
+    } else {
+        let mut src = large_buffer::<f32>(cl, 4 * n, "an f32 image")?;
+        cl.write(&mut src, 0, img.as_raw())?;
+        let dst = large_buffer::<f32>(cl, 4 * n, "the blurred image")?;
+        cl_passes::<f32, f32>(
+            cl,
+            "f32",
+            &src,
+            &dst,
+            Arg::buf(&wbuf),
+            width,
+            height,
+            blur,
+            16,
+        )?;
+        let mut out = vec![0f32; 4 * n];
+        cl.read(&dst, 0, &mut out)?;
+        out
+    };
     Rgba32FImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
         width: width as u64,
         height: height as u64,
@@ -1118,9 +1171,224 @@ fn cl_blur_f32(
     })
 }
 
+/// How an image larger than one buffer is blurred: bands of `rows` output rows, each taking
+/// its `2w + 1` taps in chunks of `k` (a window of `rows + k - 1` intermediate rows a chunk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BandPlan {
+    rows: usize,
+    k: usize,
+}
+
+/// The bands for an image `width` pixels wide under a cap of `limit` bytes a buffer: every
+/// buffer of a band (input window, intermediate window, accumulator, result) takes at most
+/// 16 bytes a pixel, so a window of `rows + k - 1 ≤ limit / (16 · width)` rows fits. An error
+/// when not even one row fits.
+fn band_plan(limit: u64, width: u32, height: u32, taps: usize) -> Result<BandPlan> {
+    let row_bytes = 16 * width as u64;
+    // The band kernels index with 32 bits: at most 2^32 bytes (2^30 values) a buffer.
+    let cap = limit.min(1 << 32);
+    let fit = (cap / row_bytes.max(1)) as usize;
+    if fit == 0 {
+        return Err(too_large(
+            "one image row of the blur (with its intermediate and accumulator rows, 16 bytes a pixel)",
+            row_bytes,
+            limit,
+        ));
+    }
+    let k = if 2 * taps <= fit {
+        taps
+    } else {
+        (fit / 2).max(1)
+    };
+    let rows = (fit + 1 - k).min(height as usize).max(1);
+    Ok(BandPlan { rows, k })
+}
+
+/// The horizontal pass over `rows` whole rows of `src` into `t`, on either kernel layout.
+#[allow(clippy::too_many_arguments)]
+fn h_pass<S, D>(
+    cl: &Arc<ClEngine>,
+    kind: &'static str,
+    src: &opencl3::memory::Buffer<S>,
+    t: &opencl3::memory::Buffer<D>,
+    weights: Arg,
+    width: u32,
+    rows: u32,
+    blur: &GaussianBlur,
+    px_bytes: usize,
+) -> Result<opencl3::event::Event> {
+    let (hk, hk_direct) = match kind {
+        "u8" => ("blur_h_u8", "blur_h_u8_direct"),
+        _ => ("blur_h_f32", "blur_h_f32_direct"),
+    };
+    let w = blur.radius;
+    let code = blur.border.code();
+    if cl.tuning.contiguous {
+        let groups = (rows as usize).clamp(1, cl.tuning.max_groups);
+        let args = [
+            Arg::buf(src),
+            Arg::U32(width),
+            Arg::U32(rows),
+            weights,
+            Arg::U32(w),
+            Arg::U32(code),
+            Arg::buf(t),
+        ];
+        return cl.launch("blur", hk, &args, groups, 1);
+    }
+    let tile = TILE_ITEMS * TILE_PX;
+    let tiles = (width as usize).div_ceil(tile);
+    let groups = tiles * rows as usize;
+    let local_bytes = (tile + 2 * w as usize) * px_bytes;
+    let mut args = vec![
+        Arg::buf(src),
+        Arg::U32(width),
+        Arg::U32(rows),
+        weights,
+        Arg::U32(w),
+        Arg::U32(code),
+        Arg::buf(t),
+        Arg::U32(tiles as u32),
+    ];
+    if (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes {
+        args.push(Arg::Local(local_bytes));
+        cl.launch("blur", hk, &args, groups * TILE_ITEMS, TILE_ITEMS)
+    } else {
+        cl.launch("blur", hk_direct, &args, groups * TILE_ITEMS, TILE_ITEMS)
+    }
+}
+
+/// The blur of an image larger than one buffer, in bands of output rows (see [`band_plan`]).
+///
+/// For each band `y0..y1` and chunk of taps `i0..i1`, the host gathers the input rows of the
+/// virtual rows `y0 - w + i0 .. y1 - w + i1 - 1`, each mapped through the border
+/// ([`Border::map`]; a zero row for [`Border::Zero`]), into one contiguous staging window;
+/// the device filters the window's rows horizontally (the horizontal border applies inside
+/// each whole row) and adds taps `i0..i1` of the vertical pass to the band's accumulator, in
+/// tap order. The vertical border is thereby applied on the host, at the real image edges
+/// only, for any radius (a radius above the image height maps rows many times, as the
+/// one-buffer kernels do). `fill(y, dst)` copies image row `y` (`epp · width` elements).
+/// Returns the result on the host, `epp · width · height` elements in scan order.
+#[allow(clippy::too_many_arguments)]
+fn cl_banded<S, D, A>(
+    cl: &Arc<ClEngine>,
+    kind: &'static str,
+    width: u32,
+    height: u32,
+    epp: usize,
+    blur: &GaussianBlur,
+    weights: Arg,
+    px_bytes: usize,
+    fill: impl Fn(usize, &mut [S]),
+) -> Result<Vec<S>>
+where
+    S: bytemuck::Pod + Default,
+{
+    let w = blur.radius as usize;
+    let taps = 2 * w + 1;
+    let plan = band_plan(cl.max_buffer_bytes, width, height, taps)?;
+    let m = epp * width as usize; // source elements a row
+    let nv = 4 * width as usize; // intermediate / accumulator values a row
+    let window = plan.rows + plan.k - 1;
+    let mut stage = cl.buffer::<S>(window * m, "a band of the blur's input")?;
+    let t = cl.buffer::<D>(window * nv, "a band of the blur's intermediate")?;
+    let acc = cl.buffer::<A>(plan.rows * nv, "a band of the blur's accumulator")?;
+    let dst = cl.buffer::<S>(plan.rows * m, "a band of the blurred image")?;
+    let vk = match kind {
+        "u8" => "blur_band_v_u8",
+        _ => "blur_band_v_f32",
+    };
+    let mut host = vec![S::default(); window * m];
+    let mut out = vec![S::default(); height as usize * m];
+    let mut kernel_ns = 0u64;
+    let mut y0 = 0usize;
+    while y0 < height as usize {
+        let rows = plan.rows.min(height as usize - y0);
+        let mut i0 = 0usize;
+        while i0 < taps {
+            let k = plan.k.min(taps - i0);
+            let win = rows + k - 1;
+            let first = y0 as i64 - w as i64 + i0 as i64;
+            for (r, dst_row) in host[..win * m].chunks_exact_mut(m).enumerate() {
+                match blur.border.map(first + r as i64, height as u64) {
+                    Some(y) => fill(y as usize, dst_row),
+                    None => dst_row.fill(S::default()),
+                }
+            }
+            cl.write(&mut stage, 0, &host[..win * m])?;
+            let mut events = vec![h_pass(
+                cl, kind, &stage, &t, weights, width, win as u32, blur, px_bytes,
+            )?];
+            let total = rows * nv;
+            let (global, local) = if cl.tuning.contiguous {
+                (rows.clamp(1, cl.tuning.max_groups), 1)
+            } else {
+                let wg = cl.tuning.wg.max(1);
+                (total.div_ceil(wg).clamp(1, cl.tuning.max_groups) * wg, wg)
+            };
+            let args = [
+                Arg::buf(&t),
+                Arg::U32(nv as u32),
+                Arg::U32(rows as u32),
+                weights,
+                Arg::U32(i0 as u32),
+                Arg::U32(k as u32),
+                Arg::buf(&acc),
+                Arg::U32((i0 == 0) as u32),
+                Arg::U32((i0 + k == taps) as u32),
+                Arg::buf(&dst),
+            ];
+            events.push(cl.launch("blur", vk, &args, global, local)?);
+            cl.finish(&events)?;
+            kernel_ns += crate::opencl::last_kernel_ns().unwrap_or(0);
+            i0 += k;
+        }
+        cl.read(&dst, 0, &mut out[y0 * m..(y0 + rows) * m])?;
+        y0 += rows;
+    }
+    // The kernel time of the whole blur, every band and chunk.
+    crate::opencl::set_last_kernel_ns(Some(kernel_ns));
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn band_plans_fit_the_cap() {
+        // 4 KiB, 10 pixels a row: 25 rows of 16 bytes a pixel.
+        assert_eq!(
+            band_plan(4096, 10, 100, 5).unwrap(),
+            BandPlan { rows: 21, k: 5 }
+        );
+        assert_eq!(
+            band_plan(4096, 10, 100, 301).unwrap(),
+            BandPlan { rows: 14, k: 12 }
+        );
+        assert_eq!(
+            band_plan(4096, 10, 7, 5).unwrap(),
+            BandPlan { rows: 7, k: 5 }
+        );
+        assert_eq!(
+            band_plan(4096, 256, 9, 3).unwrap(),
+            BandPlan { rows: 1, k: 1 }
+        );
+        for width in 1..300u32 {
+            for taps in [1usize, 3, 9, 41, 301] {
+                match band_plan(4096, width, 50, taps) {
+                    Ok(p) => {
+                        assert!((p.rows + p.k - 1) as u64 * 16 * width as u64 <= 4096);
+                        assert!(p.rows >= 1 && p.k >= 1 && p.k <= taps);
+                    }
+                    Err(Error::TooLargeForDevice { what, .. }) => {
+                        assert!(width > 256 && what.contains("one image row"))
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
+    }
 
     #[test]
     fn fixed_weights_are_symmetric_exact_and_close() {

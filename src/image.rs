@@ -148,6 +148,10 @@ impl<'a> ImageView<'a> {
     /// assert_eq!(clpix::ImageView::from(&img).row(2).len(), 20);
     /// ```
     pub fn row(&self, y: u32) -> &'a [u8] {
+        if self.width == 0 {
+            // A view without columns may have far more rows than bytes.
+            return &[];
+        }
         let start = y as usize * self.stride;
         &self.data[start..start + self.width as usize * 4]
     }
@@ -179,6 +183,9 @@ impl<'a> ImageView<'a> {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn to_image(&self) -> RgbaImage {
+        if self.pixel_count() == 0 {
+            return RgbaImage::new(self.width, self.height);
+        }
         let mut out = Vec::with_capacity(self.pixel_count() as usize * 4);
         for y in 0..self.height {
             out.extend_from_slice(self.row(y));

@@ -15,9 +15,39 @@ fn engines() -> &'static [Engine] {
     E.get_or_init(opencl_engines)
 }
 
+/// Engines with small buffer caps (4 KiB and 16 KiB), in both kernel layouts: every image of
+/// more than a few hundred pixels is blurred in bands, many of them.
 fn capped() -> &'static [Engine] {
     static E: OnceLock<Vec<Engine>> = OnceLock::new();
-    E.get_or_init(|| capped_opencl_engines(4096))
+    E.get_or_init(|| {
+        let mut v = Vec::new();
+        if let Ok(list) = clpix::devices() {
+            for d in &list {
+                for cap in [4096u64, 16384] {
+                    for layout in [
+                        clpix::KernelLayout::Contiguous,
+                        clpix::KernelLayout::Coalesced,
+                    ] {
+                        let config = clpix::EngineConfig {
+                            max_buffer_bytes: Some(cap),
+                            layout,
+                        };
+                        v.push(
+                            Engine::with_device_config(d, &config)
+                                .unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+                        );
+                    }
+                }
+            }
+        }
+        v
+    })
+}
+
+/// Whether an image `width` pixels wide can be blurred on an engine capped at `cap` bytes:
+/// one row with its intermediate and accumulator rows (16 bytes a pixel) must fit a buffer.
+fn row_fits(width: u32, cap: u64) -> bool {
+    16 * width as u64 <= cap
 }
 
 /// SPEC.md borders, written out plainly.
@@ -139,7 +169,16 @@ fn border() -> impl Strategy<Value = Border> {
 /// Radii from 0 to beyond the image and the 128-wide tile; large radii only on small images
 /// (so the sequential references stay fast).
 fn blur_for(pixels: u64) -> impl Strategy<Value = GaussianBlur> {
-    let max: u32 = if pixels <= 20_000 { 150 } else { 12 };
+    blur_up_to(if pixels <= 20_000 { 150 } else { 12 })
+}
+
+/// On engines capped at a few KiB, bands of one or two rows take their taps one or two at a
+/// time: radii up to 150 on images of up to 2,500 pixels, 12 beyond.
+fn capped_blur_for(pixels: u64) -> impl Strategy<Value = GaussianBlur> {
+    blur_up_to(if pixels <= 2_500 { 150 } else { 12 })
+}
+
+fn blur_up_to(max: u32) -> impl Strategy<Value = GaussianBlur> {
     (
         prop_oneof![2 => 0..4u32, 2 => 0..=12u32, 1 => 0..=max],
         prop_oneof![2 => Just(None), 1 => (0.2f64..40.0).prop_map(Some)],
@@ -158,6 +197,13 @@ fn image_and_blur() -> impl Strategy<Value = (TestImage, GaussianBlur)> {
     test_image().prop_flat_map(|img| {
         let p = img.width as u64 * img.height as u64;
         (Just(img), blur_for(p))
+    })
+}
+
+fn capped_image_and_blur() -> impl Strategy<Value = (TestImage, GaussianBlur)> {
+    test_image().prop_flat_map(|img| {
+        let p = img.width as u64 * img.height as u64;
+        (Just(img), capped_blur_for(p))
     })
 }
 
@@ -208,26 +254,6 @@ proptest! {
             prop_assert!(from_dev == expected, "device input on {}", e.backend());
             let kept = e.gaussian_blur_device(&dev, &blur).unwrap();
             prop_assert!(e.download(&kept).unwrap() == expected, "device output on {}", e.backend());
-        }
-    }
-
-    #[test]
-    fn capped_opencl_is_exact_or_refuses((img, blur) in image_and_blur()) {
-        let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
-        for e in capped() {
-            match e.gaussian_blur(img.view(), &blur) {
-                Ok(out) => prop_assert!(out == expected, "capped on {}", e.backend()),
-                Err(Error::TooLargeForDevice { .. }) => {
-                    // Refused only when the image and its intermediate need more than one buffer.
-                    prop_assert!(img.width as u64 * img.height as u64 * 8 > 4096);
-                }
-                Err(other) => prop_assert!(false, "unexpected error {other}"),
-            }
-            let dev = e.upload(img.view()).unwrap();
-            match e.gaussian_blur(&dev, &blur) {
-                Ok(out) => prop_assert!(out == expected),
-                Err(err) => prop_assert!(matches!(err, Error::TooLargeForDevice { .. }), "{}", err),
-            }
         }
     }
 
@@ -285,6 +311,57 @@ proptest! {
                     let got = out.get_pixel(x as u32, y as u32)[c] as f64;
                     prop_assert!((got - acc.round()).abs() <= 1.0, "({x},{y}) c{c}: {got} vs {acc}");
                 }
+            }
+        }
+    }
+}
+
+proptest! {
+    // Many bands and tap chunks per case on small caps; fewer cases keep the file fast.
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Images in bands: host input, strided views, device input in parts and device output,
+    /// exact; refused with the error naming one image row only when a row does not fit.
+    #[test]
+    fn capped_opencl_in_parts_is_exact((img, blur) in capped_image_and_blur()) {
+        let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        for (i, e) in capped().iter().enumerate() {
+            let cap = if i % 4 < 2 { 4096 } else { 16384 };
+            let fits = row_fits(img.width, cap) || img.width as u64 * img.height as u64 * 8 <= cap;
+            let dev = e.upload(img.view()).unwrap();
+            match e.gaussian_blur(img.view(), &blur) {
+                Ok(out) => prop_assert!(out == expected, "capped {} on {} {:?} {:?}", cap, e.backend(), img, blur),
+                Err(Error::TooLargeForDevice { what, .. }) if !fits => {
+                    prop_assert!(what.contains("one image row"), "{}", what);
+                    continue;
+                }
+                Err(other) => prop_assert!(false, "unexpected error {other}"),
+            }
+            let from_dev = e.gaussian_blur(&dev, &blur).unwrap();
+            prop_assert!(from_dev == expected, "device input, capped {} on {}", cap, e.backend());
+            let kept = e.gaussian_blur_device(&dev, &blur).unwrap();
+            prop_assert!(e.download(&kept).unwrap() == expected, "device output, capped {} on {}", cap, e.backend());
+            // The parts of the result serve the next operation like uploaded parts.
+            prop_assert_eq!(e.histogram_rgba(&kept).unwrap(), e.histogram_rgba(&expected).unwrap());
+        }
+    }
+
+    #[test]
+    fn capped_f32_in_parts_is_exact(
+        (w, h) in (1..64u32, 1..48u32), seed in any::<u64>(), specials in any::<bool>(),
+        blur in capped_blur_for(1_000),
+    ) {
+        let img = f32_image(w, h, seed, specials);
+        let cpu = Engine::cpu().gaussian_blur_f32(&img, &blur).unwrap();
+        for (i, e) in capped().iter().enumerate() {
+            let cap = if i % 4 < 2 { 4096 } else { 16384 };
+            match e.gaussian_blur_f32(&img, &blur) {
+                Ok(out) => prop_assert!(same_bits(out.as_raw(), cpu.as_raw()), "capped {} on {} {}x{} {:?}", cap, e.backend(), w, h, blur),
+                Err(Error::TooLargeForDevice { what, .. }) => prop_assert!(
+                    !row_fits(w, cap) && what.contains("one image row") && blur.radius() > 0,
+                    "{} {}x{} cap {}", what, w, h, cap
+                ),
+                Err(other) => prop_assert!(false, "unexpected error {other}"),
             }
         }
     }
@@ -404,6 +481,22 @@ fn empty_images_give_empty_images() {
 }
 
 #[test]
+fn a_view_without_columns_and_4_billion_rows_is_empty_at_once() {
+    let mut owned = vec![Engine::cpu()];
+    owned.extend(opencl_engines());
+    let view = ImageView::with_stride(&[], 0, u32::MAX, 1).unwrap();
+    for e in owned.iter().chain(capped()) {
+        for r in [0, 3] {
+            let blur = GaussianBlur::new(r).border(Border::Reflect);
+            let out = e.gaussian_blur(view, &blur).unwrap();
+            assert_eq!(out.dimensions(), (0, u32::MAX));
+            let dev = e.gaussian_blur_device(view, &blur).unwrap();
+            assert_eq!((dev.width(), dev.height()), (0, u32::MAX));
+        }
+    }
+}
+
+#[test]
 fn huge_radius_on_a_small_image_with_every_border() {
     // A radius far beyond the image: reflect and wrap go round many times.
     let img = make_image(7, 5, 0, Content::Random, 11);
@@ -423,16 +516,65 @@ fn huge_radius_on_a_small_image_with_every_border() {
 }
 
 #[test]
-fn large_images_in_many_parts_are_refused_not_wrong() {
-    let img = make_image(300, 200, 0, Content::Random, 4);
-    for e in capped() {
-        let r = e.gaussian_blur(img.view(), &GaussianBlur::new(3));
-        assert!(matches!(r, Err(Error::TooLargeForDevice { .. })), "{r:?}");
+fn large_images_in_many_parts_are_exact() {
+    // 100×80 (padded rows) on 16 KiB buffers: bands of 6 rows taking their taps in chunks of
+    // 5, radii beyond a band and beyond the image.
+    let img = make_image(100, 80, 8, Content::Random, 4);
+    let f = f32_image(100, 30, 5, true);
+    let cpu = Engine::cpu();
+    for (r, b) in [
+        (3, Border::Clamp),
+        (25, Border::Reflect),
+        (90, Border::Wrap),
+        (9, Border::Zero),
+    ] {
+        let blur = GaussianBlur::new(r).border(b);
+        let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+        let expected_f = cpu.gaussian_blur_f32(&f, &blur).unwrap();
+        for (i, e) in capped().iter().enumerate().filter(|(i, _)| i % 4 >= 2) {
+            assert!(
+                e.gaussian_blur(img.view(), &blur).unwrap() == expected,
+                "{r} {b:?} {i}"
+            );
+            let dev = e.upload(img.view()).unwrap();
+            let kept = e.gaussian_blur_device(&dev, &blur).unwrap();
+            assert!(e.download(&kept).unwrap() == expected, "{r} {b:?} {i}");
+            let out = e.gaussian_blur_f32(&f, &blur).unwrap();
+            assert!(
+                same_bits(out.as_raw(), expected_f.as_raw()),
+                "{r} {b:?} {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_row_larger_than_a_buffer_is_an_error_naming_the_row() {
+    // 4 KiB buffers hold 256 pixels of 16 bytes: a 300-pixel row does not fit.
+    let img = make_image(300, 20, 0, Content::Random, 4);
+    let f = f32_image(300, 20, 4, false);
+    let blur = GaussianBlur::new(3);
+    for e in capped()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 4 < 2)
+        .map(|(_, e)| e)
+    {
+        let one_row = |r: Result<_, Error>| match r {
+            Err(Error::TooLargeForDevice {
+                what,
+                needed,
+                limit,
+            }) => {
+                assert!(what.contains("one image row"), "{what}");
+                assert_eq!((needed, limit), (300 * 16, 4096));
+            }
+            other => panic!("{other:?}"),
+        };
+        one_row(e.gaussian_blur(img.view(), &blur).map(|_| ()));
         let dev = e.upload(img.view()).unwrap();
-        assert!(matches!(
-            e.gaussian_blur_device(&dev, &GaussianBlur::new(3)),
-            Err(Error::TooLargeForDevice { .. })
-        ));
+        one_row(e.gaussian_blur_device(&dev, &blur).map(|_| ()));
+        one_row(e.gaussian_blur_f32(&f, &blur).map(|_| ()));
     }
 }
 

@@ -226,7 +226,42 @@ pub fn scan(img: &TestImage) -> Vec<(u32, u32, u16, [u8; 4])> {
 /// Every operation of the library on one input, each result (value or error) as text, so that
 /// backends can be compared wholesale. Operations add themselves here as they land.
 pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
+    use clpix::{Border, GaussianBlur};
+    // The f32 blur takes host f32 images: the input's pixels, as f32.
+    let rgba = match input {
+        clpix::ImageInput::Host(v) => Ok(v.to_image()),
+        clpix::ImageInput::Device(d) => e.download(d),
+    };
+    let f32_blur = rgba.map(|img| {
+        let f = image::Rgba32FImage::from_fn(img.width(), img.height(), |x, y| {
+            let p = img.get_pixel(x, y).0;
+            image::Rgba(p.map(|c| c as f32 / 7.0 - 3.0))
+        });
+        e.gaussian_blur_f32(&f, &GaussianBlur::new(4).border(Border::Reflect))
+            .map(|o| {
+                o.into_raw()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect::<Vec<u32>>()
+            })
+    });
     vec![
+        format!(
+            "{:?}",
+            e.gaussian_blur(input, &GaussianBlur::new(2))
+                .map(|i| i.into_raw())
+        ),
+        format!(
+            "{:?}",
+            e.gaussian_blur(input, &GaussianBlur::new(9).border(Border::Wrap))
+                .map(|i| i.into_raw())
+        ),
+        format!(
+            "{:?}",
+            e.gaussian_blur(input, &GaussianBlur::new(5).sigma(1.3).border(Border::Zero))
+                .map(|i| i.into_raw())
+        ),
+        format!("{f32_blur:?}"),
         format!("{:?}", e.brightest(input)),
         format!("{:?}", e.darkest(input)),
         format!("{:?}", e.luminance_stats(input)),
