@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU sweep: how the NVIDIA numbers in README.md and the issue notes were measured.
 #   bash benches/gpu-sweep.sh pack   # here: build release tests/examples, copy them and the anchors into .gpu/
-#   bash .gpu/gpu-sweep.sh run       # on the GPU machine (device tool, carry .gpu): parity tests on
+#   bash .gpu/gpu-sweep.sh run [all|tests|bench]  # on the GPU machine (device tool, carry .gpu): parity tests on
 #                                    # every OpenCL device (NVIDIA + PoCL), bench table, CUB and CuPy anchors
 set -uo pipefail
 case "${1:-}" in
@@ -28,11 +28,21 @@ run)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
   (cd anchors && nvcc -O3 -arch=sm_90 -std=c++17 --extended-lambda cub_anchor.cu -o /tmp/cub_anchor >/dev/null 2>&1) &
   ./devices | tee "$OUT/devices.txt"
-  for t in test-*; do
-    echo "== $t"
-    CLPIX_REQUIRE_OPENCL=1 ./"$t" 2>&1 | grep -E "^test |test result|panicked|FAILED|minimal failing" | grep -v " ok$"
+  phase="${2:-all}"   # all | tests | bench
+  mkdir -p "$OUT/tests"
+  [ "$phase" = bench ] || for t in test-*; do
+    CLPIX_REQUIRE_OPENCL=1 timeout 200 ./"$t" > "$OUT/tests/$t.txt" 2>&1
+    rc=$?
+    echo "== $t rc=$rc"
+    grep -E "^test |test result|panicked|FAILED|minimal failing" "$OUT/tests/$t.txt" | grep -v " ok$"
+    if [ $rc -ne 0 ] && ! grep -q "test result" "$OUT/tests/$t.txt"; then
+      # No summary: the process died. One test at a time names the one that kills it.
+      CLPIX_REQUIRE_OPENCL=1 timeout 120 ./"$t" --test-threads=1 > "$OUT/tests/$t.serial.txt" 2>&1
+      echo "   serial rc=$?"; tail -5 "$OUT/tests/$t.serial.txt"
+    fi
   done 2>&1 | tee "$OUT/tests.txt"
   wait
+  [ "$phase" = tests ] && exit 0
   /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
   PYTHONUNBUFFERED=1 python3 anchors/cupy_blur.py 2>&1 | tee "$OUT/cupy.txt"
   ./bench --size 8192 --reps 25 --backends opencl --device nvidia --out "$OUT/bench.md" > /dev/null 2>&1

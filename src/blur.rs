@@ -37,9 +37,9 @@
 //! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
 //! when the tile does not fit the device's local memory a variant reads global memory
 //! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
-//! across the work-group). For RGBA8 with w ≤ 3 one fused kernel replaces both: each
-//! work-item filters the rows its 16 output rows need itself, with no intermediate buffer
-//! (`CLPIX_BLUR_GPU=fused|two-pass` forces either, to measure both).
+//! across the work-group); the intermediate buffer is pooled between calls. A fused RGBA8
+//! kernel (each work-item filters the rows its 16 output rows need, no intermediate) exists
+//! but measured slower on an H100 at every radius; `CLPIX_BLUR_GPU=fused` selects it.
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -866,15 +866,11 @@ const V_ROWS: usize = 8;
 /// Output rows per work-item of the fused GPU kernel (FR in cl/blur.cl).
 const FUSED_ROWS: usize = 16;
 
-/// Whether a GPU runs the RGBA8 blur as one fused kernel: for radii up to 3 (a probe on an H200
-/// found fusion 23% faster at w = 2 and slower at w = 8). `CLPIX_BLUR_GPU=fused` or
-/// `two-pass` forces the choice, to measure both.
-fn gpu_fused(w: u32) -> bool {
-    match std::env::var("CLPIX_BLUR_GPU").as_deref() {
-        Ok("fused") => true,
-        Ok("two-pass") => false,
-        _ => w <= 3,
-    }
+/// Whether a GPU runs the RGBA8 blur as one fused kernel. Two passes are the default: on an
+/// H100 (8192², kernel time) they took 0.88 / 1.47 / 3.46 ms at w = 2 / 8 / 25 against 1.43 /
+/// 3.60 / 17.6 ms fused. `CLPIX_BLUR_GPU=fused` or `two-pass` forces the choice, to measure both.
+fn gpu_fused(_w: u32) -> bool {
+    matches!(std::env::var("CLPIX_BLUR_GPU").as_deref(), Ok("fused"))
 }
 
 fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
@@ -981,7 +977,43 @@ fn cl_passes<S, D>(
         )?);
         return cl.finish(&events);
     }
-    let tmp = cl.buffer::<D>(4 * n, "the blur's intermediate image")?;
+    // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)
+    // about 1 ms, more than the w = 2 kernels themselves. The kernels see it as `D`s.
+    let words = (4 * n * std::mem::size_of::<D>()).div_ceil(4);
+    let (count, tmp) = cl.take_scratch(GPU_INTERMEDIATE, words)?;
+    let result = gpu_two_pass(
+        cl,
+        (hk, hk_direct, vk),
+        src,
+        &tmp,
+        dst,
+        weights,
+        (width, height),
+        blur,
+        px_bytes,
+    );
+    cl.give_scratch(GPU_INTERMEDIATE, count, tmp);
+    result
+}
+
+/// Scratch-pool name of the GPU blur's intermediate image.
+const GPU_INTERMEDIATE: &str = "blur intermediate";
+
+/// The GPU two passes: horizontal (row tiles in local memory) into `tmp`, vertical into `dst`.
+#[allow(clippy::too_many_arguments)]
+fn gpu_two_pass<S>(
+    cl: &Arc<ClEngine>,
+    (hk, hk_direct, vk): (&'static str, &'static str, &'static str),
+    src: &opencl3::memory::Buffer<S>,
+    tmp: &opencl3::memory::Buffer<u32>,
+    dst: &opencl3::memory::Buffer<S>,
+    weights: Arg,
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+    px_bytes: usize,
+) -> Result<()> {
+    let (w, code) = (blur.radius, blur.border.code());
+    let mut events = Vec::new();
     let tile = TILE_ITEMS * TILE_PX;
     let tiles = (width as usize).div_ceil(tile);
     let groups = tiles * height as usize;
@@ -993,7 +1025,7 @@ fn cl_passes<S, D>(
         weights,
         Arg::U32(w),
         Arg::U32(code),
-        Arg::buf(&tmp),
+        Arg::buf(tmp),
         Arg::U32(tiles as u32),
     ];
     // Leave room for the driver's own use of local memory.
@@ -1006,7 +1038,7 @@ fn cl_passes<S, D>(
     let xg = (width as usize).div_ceil(TILE_ITEMS);
     let yg = (height as usize).div_ceil(V_ROWS);
     let vargs = [
-        Arg::buf(&tmp),
+        Arg::buf(tmp),
         Arg::U32(width),
         Arg::U32(height),
         weights,

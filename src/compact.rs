@@ -102,6 +102,15 @@ const ARRAY_POOL: &str = "arrays";
 
 impl PooledBuffer {
     fn take(cl: &Arc<ClEngine>, len: usize) -> Result<PooledBuffer> {
+        // A device array is one buffer: the engine's cap applies to it as to an image part.
+        let needed = (len.max(1) as u64).saturating_mul(4);
+        if needed > cl.max_buffer_bytes {
+            return Err(Error::TooLargeForDevice {
+                what: "a device array",
+                needed,
+                limit: cl.max_buffer_bytes,
+            });
+        }
         let (count, buf) = cl.take_scratch(ARRAY_POOL, len)?;
         Ok(PooledBuffer {
             owner: cl.clone(),

@@ -75,8 +75,11 @@ impl fmt::Display for BackendInfo {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EngineConfig {
-    /// Cap on single device buffers, below the device's own limit: larger images are processed
-    /// in parts, with the same results. `None`: the device's limit.
+    /// Cap on single device buffers holding pixels or array elements, below the device's own
+    /// limit: larger images are processed in parts (and bands, for blur), with the same
+    /// results; a [`DeviceArray`](crate::DeviceArray) larger than the cap is an error. Small
+    /// fixed-size bookkeeping buffers (per-group partials, weights) only need to fit the
+    /// device. `None`: the device's limit.
     pub max_buffer_bytes: Option<u64>,
     /// Which kernel variant to build (see [`KernelLayout`]).
     pub layout: KernelLayout,

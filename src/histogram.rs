@@ -487,8 +487,7 @@ fn cl_histogram(cl: &Arc<ClEngine>, input: ImageInput<'_>, kind: Kind) -> Result
     // The histogram is BINS u32s; it lives in a pooled partials buffer when one is large enough
     // (a fresh buffer per call costs more than the kernel on a GPU), else in its own.
     let words = BINS / 2;
-    let pooled =
-        cl.partials_len() >= words && (cl.partials_len() as u64) * 8 <= cl.max_buffer_bytes;
+    let pooled = cl.partials_len() >= words;
     let run = |hist: &opencl3::memory::Buffer<u64>| -> Result<[u32; BINS]> {
         let mut events = vec![cl.launch(
             "histogram",

@@ -126,6 +126,10 @@ struct Found {
 /// to some of 8 threads enumerating at the same time.
 static DISCOVERY: OnceLock<Result<Vec<Found>>> = OnceLock::new();
 
+/// Held from enqueue to completion of each kernel on drivers where kernels of two queues
+/// must not run at once (see [`ClEngine::launch`]).
+static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
+
 fn discovered() -> Result<&'static [Found]> {
     match DISCOVERY.get_or_init(discover) {
         Ok(v) => Ok(v),
@@ -361,7 +365,11 @@ pub(crate) struct ClEngine {
     pub tuning: Tuning,
     build_options: String,
     kernel_dir: Option<PathBuf>,
-    /// The largest buffer clpix creates (device limit, or a lower cap for testing splits).
+    /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
+    serialize_kernels: bool,
+    /// The largest image part or band clpix plans for (device limit, or a lower cap for
+    /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
+    /// checked against the device's own limit only: the cap shapes the plan, not bookkeeping.
     pub max_buffer_bytes: u64,
     programs: Mutex<HashMap<&'static str, Arc<Program>>>,
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
@@ -383,6 +391,12 @@ impl fmt::Debug for ClEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "ClEngine({})", self.info.name)
     }
+}
+
+/// The leading number of a driver version such as `5.0+debian` (0 when there is none).
+fn driver_major(version: &str) -> u32 {
+    let digits: String = version.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().unwrap_or(0)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -446,6 +460,8 @@ impl ClEngine {
             tuning,
             build_options,
             kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR").map(PathBuf::from),
+            serialize_kernels: info.platform.contains("Portable Computing Language")
+                && driver_major(&info.driver_version) < 6,
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
@@ -525,6 +541,13 @@ impl ClEngine {
             Some(k) => k,
             None => Kernel::create(&prog, kernel).map_err(|e| Error::cl("clCreateKernel", e.0))?,
         };
+        // PoCL before 6 aborts the process when kernels of two queues are in flight at once
+        // with the same code and work-group size but different specializations (its cache
+        // release matches on fewer fields than its lookup: `pocl_release_dlhandle_cache:
+        // Assertion found->ref_count > 0`, seen with PoCL 5.0 and parallel tests). There each
+        // kernel runs to completion before another engine's may start; a CPU device runs one
+        // kernel on all its cores anyway, so little is lost.
+        let serial = self.serialize_kernels.then(|| lock(&POCL_KERNEL_LOCK));
         let result = (|| {
             for (i, a) in args.iter().enumerate() {
                 let i = i as u32;
@@ -556,7 +579,16 @@ impl ClEngine {
                 )
             }
             .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e.0))
+            .and_then(|event| match serial {
+                Some(_) => event
+                    .wait()
+                    .map(|()| event)
+                    .map_err(|e| Error::cl("clWaitForEvents", e.0)),
+                None => Ok(event),
+            })
         })();
+        drop(serial);
+
         lock(&self.kernels)
             .entry((program, kernel))
             .or_default()
@@ -632,13 +664,16 @@ impl ClEngine {
     }
 
     /// A device buffer of `count` elements (at least one: OpenCL has no empty buffers).
+    /// Buffers sized from a part plan already respect `max_buffer_bytes`; here only the
+    /// device's own allocation limit is enforced, so that a capped engine can still hold its
+    /// fixed-size bookkeeping (e.g. 4 u64s per work-group on a 132-unit GPU is 34 KB).
     pub(crate) fn buffer<T>(&self, count: usize, what: &'static str) -> Result<Buffer<T>> {
         let bytes = (count.max(1) as u64).saturating_mul(std::mem::size_of::<T>() as u64);
-        if bytes > self.max_buffer_bytes {
+        if bytes > self.info.max_alloc_bytes {
             return Err(Error::TooLargeForDevice {
                 what,
                 needed: bytes,
-                limit: self.max_buffer_bytes,
+                limit: self.info.max_alloc_bytes,
             });
         }
         // SAFETY: no host pointer; the size is checked against the device limit above.
