@@ -1,6 +1,7 @@
-//! Criterion benchmarks of compaction, the sort by luminance and the exclusive scan, on every
-//! backend (rayon and each OpenCL device). `CLPIX_BENCH_SIZE` sets the image side (default
-//! 2048), `CLPIX_SCAN_LEN` the scan length (default 16 Mi u32; 64 Mi on a GPU machine).
+//! Criterion benchmarks of compaction, the sort by luminance, the exclusive scan and array
+//! stats, on every backend (rayon and each OpenCL device). `CLPIX_BENCH_SIZE` sets the image
+//! side (default 2048), `CLPIX_SCAN_LEN` the array length of the scan and the stats (default
+//! 16 Mi u32; 64 Mi on a GPU machine).
 
 use clpix::Engine;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -49,18 +50,28 @@ fn bench(c: &mut Criterion) {
     let data: Vec<u32> = (0..n as u32)
         .map(|i| i.wrapping_mul(2654435761) >> 8)
         .collect();
-    let mut g = c.benchmark_group(format!("exclusive_scan/{n}"));
-    // Bytes read and written, as the CUB anchor counts them.
-    g.throughput(Throughput::Bytes(8 * n as u64));
-    g.sample_size(10);
-    for e in engines() {
-        let label = e.backend().to_string();
-        let arr = e.upload_array(&data).expect("upload_array");
-        g.bench_function(format!("device/{label}"), |b| {
-            b.iter(|| black_box(e.exclusive_scan_device(&arr).expect("scan")))
-        });
+    // Bytes moved per element: read and written for the scan (as the CUB anchor counts
+    // them), read for the stats.
+    type Op = fn(&Engine, &clpix::DeviceArray<u32>);
+    let ops: [(&str, u64, Op); 2] = [
+        ("exclusive_scan", 8, |e, a| {
+            black_box(e.exclusive_scan_device(a).expect("scan"));
+        }),
+        ("array_stats", 4, |e, a| {
+            black_box(e.array_stats_device(a).expect("array_stats"));
+        }),
+    ];
+    for (name, bytes, op) in ops {
+        let mut g = c.benchmark_group(format!("{name}/{n}"));
+        g.throughput(Throughput::Bytes(bytes * n as u64));
+        g.sample_size(10);
+        for e in engines() {
+            let label = e.backend().to_string();
+            let arr = e.upload_array(&data).expect("upload_array");
+            g.bench_function(format!("device/{label}"), |b| b.iter(|| op(&e, &arr)));
+        }
+        g.finish();
     }
-    g.finish();
 }
 
 criterion_group!(benches, bench);

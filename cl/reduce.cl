@@ -9,7 +9,24 @@
  * luminance and index are worked out when a block's best improves. Ties go to the smallest
  * index: keys are (L' << 32) | ~index and the largest key wins; key 0 means "no pixel".
  * Partials: partials[2 g] = key, partials[2 g + 1] = the winning pixel.
+ *
+ * u32_stats: sum, minimum and maximum of a uint array, each extreme at its first index.
+ * Partials: partials[3 g] = sum (ulong), partials[3 g + 1] = (min << 32) | index (the smallest
+ * key wins), partials[3 g + 2] = (max << 32) | ~index (the largest key wins). Indices are
+ * below n <= UINT_MAX, so a group that saw nothing reports the neutral keys ULONG_MAX and 0.
  */
+
+/* "No element seen yet": no valid index equals it (indices are below n <= UINT_MAX). */
+#define CLPIX_NO_INDEX 0xffffffffu
+
+/* Visits element `v` at `index`; a work-item visits its indices in increasing order, so a
+   strictly better value is needed to move an extreme (ties keep the first index). */
+inline void stats_visit(uint v, uint index, uint* lo, uint* lo_i, uint* hi, uint* hi_i) {
+    if (v < *lo || *lo_i == CLPIX_NO_INDEX) { *lo = v; *lo_i = index; }
+    if (v > *hi || *hi_i == CLPIX_NO_INDEX) { *hi = v; *hi_i = index; }
+}
+inline ulong min_key(uint lo, uint lo_i) { return ((ulong)lo << 32) | (ulong)lo_i; }
+inline ulong max_key(uint hi, uint hi_i) { return ((ulong)hi << 32) | (ulong)(~hi_i); }
 
 inline uint score_of(uint p, uint flip) {
     uint s = clpix_wsum(p);
@@ -74,6 +91,43 @@ __kernel void luma_stats(__global const uint* px, uint n, __global ulong* partia
     partials[2 * g + 1] = ((ulong)clpix_luma_of_wsum(lo) << 32) | clpix_luma_of_wsum(hi);
 }
 
+__kernel void u32_stats(__global const uint* a, uint n, __global ulong* partials) {
+    uint g = get_group_id(0);
+    uint begin, end;
+    clpix_range(n, g, get_num_groups(0), &begin, &end);
+    ulong sum = 0;
+    uint lo = UINT_MAX, lo_i = CLPIX_NO_INDEX, hi = 0, hi_i = CLPIX_NO_INDEX;
+    /* Blocks: sum, min and max are a vectorised loop; the index search runs only when a
+       block beats the extreme so far. `e` never wraps, even near n = UINT_MAX. */
+    for (uint b = begin, e; b < end; b = e) {
+        e = end - b > BLOCK ? b + BLOCK : end;
+        ulong s = 0;
+        uint m = UINT_MAX, mx = 0;
+        for (uint i = b; i < e; ++i) {
+            uint v = a[i];
+            s += v;
+            m = min(m, v);
+            mx = max(mx, v);
+        }
+        sum += s;
+        if (m < lo || lo_i == CLPIX_NO_INDEX) {
+            uint i = b;
+            while (a[i] != m) ++i;
+            lo = m;
+            lo_i = i;
+        }
+        if (mx > hi || hi_i == CLPIX_NO_INDEX) {
+            uint i = b;
+            while (a[i] != mx) ++i;
+            hi = mx;
+            hi_i = i;
+        }
+    }
+    partials[3 * g] = sum;
+    partials[3 * g + 1] = min_key(lo, lo_i);
+    partials[3 * g + 2] = max_key(hi, hi_i);
+}
+
 #else /* GPU: grid-stride loops, coalesced 16-byte loads, a local-memory tree per group */
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
@@ -135,11 +189,26 @@ void luma_argbest(__global const uint* px, uint n, uint flip, __global ulong* pa
     }
 }
 
+/* Sums, minima and maxima of a work-group, each work-item's in element `lid` of the local
+   arrays: a tree in local memory; the group's results end in element 0. */
+inline void group_sum_min_max(__local ulong* sums, __local ulong* los, __local ulong* his,
+                              uint lid) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = CLPIX_WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            sums[lid] += sums[lid + s];
+            los[lid] = min(los[lid], los[lid + s]);
+            his[lid] = max(his[lid], his[lid + s]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void luma_stats(__global const uint* px, uint n, __global ulong* partials) {
     __local ulong sums[CLPIX_WG];
-    __local uint los[CLPIX_WG];
-    __local uint his[CLPIX_WG];
+    __local ulong los[CLPIX_WG];
+    __local ulong his[CLPIX_WG];
     uint lid = get_local_id(0);
     uint gid = get_global_id(0);
     uint stride = get_global_size(0);
@@ -174,22 +243,68 @@ void luma_stats(__global const uint* px, uint n, __global ulong* partials) {
     sums[lid] = sum;
     los[lid] = lo;
     his[lid] = hi;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = CLPIX_WG / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            sums[lid] += sums[lid + s];
-            los[lid] = min(los[lid], los[lid + s]);
-            his[lid] = max(his[lid], his[lid + s]);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_sum_min_max(sums, los, his, lid);
     if (lid == 0) {
         uint g = get_group_id(0);
         partials[2 * g] = sums[0];
         /* A group that saw no pixel reports lo > hi, which the host ignores. */
         partials[2 * g + 1] = his[0] < los[0]
             ? ((ulong)CLPIX_MAX_LUMA << 32)
-            : ((ulong)clpix_luma_of_wsum(los[0]) << 32) | clpix_luma_of_wsum(his[0]);
+            : ((ulong)clpix_luma_of_wsum((uint)los[0]) << 32) | clpix_luma_of_wsum((uint)his[0]);
+    }
+}
+
+inline ulong sum4(uint4 v) { return (ulong)v.x + v.y + v.z + v.w; }
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void u32_stats(__global const uint* a, uint n, __global ulong* partials) {
+    __local ulong sums[CLPIX_WG];
+    __local ulong los[CLPIX_WG];
+    __local ulong his[CLPIX_WG];
+    uint lid = get_local_id(0);
+    uint gid = get_global_id(0);
+    uint stride = get_global_size(0);
+    __global const uint4* a4 = (__global const uint4*)a;
+    uint n4 = n >> 2;
+    ulong sum = 0;
+    uint lo = UINT_MAX, lo_i = CLPIX_NO_INDEX, hi = 0, hi_i = CLPIX_NO_INDEX;
+    /* Two 16-byte loads in flight per iteration; the eight elements are visited in index
+       order only when one of them may move an extreme. */
+    uint i = gid;
+    for (; i + stride < n4; i += 2 * stride) {
+        uint4 x = a4[i];
+        uint4 y = a4[i + stride];
+        sum += sum4(x) + sum4(y);
+        uint4 mn = min(x, y), mx = max(x, y);
+        uint m = min(min(mn.x, mn.y), min(mn.z, mn.w));
+        uint M = max(max(mx.x, mx.y), max(mx.z, mx.w));
+        if (m < lo || M > hi || lo_i == CLPIX_NO_INDEX) {
+            uint q[8] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};
+            for (uint k = 0; k < 8; ++k)
+                stats_visit(q[k], (k < 4 ? i : i + stride) * 4 + (k & 3), &lo, &lo_i, &hi, &hi_i);
+        }
+    }
+    if (i < n4) {
+        uint4 x = a4[i];
+        sum += sum4(x);
+        uint q[4] = {x.x, x.y, x.z, x.w};
+        for (uint k = 0; k < 4; ++k) stats_visit(q[k], i * 4 + k, &lo, &lo_i, &hi, &hi_i);
+    }
+    /* The last n % 4 elements: larger indices than every one above, so visited last. */
+    if (gid < (n & 3u)) {
+        uint t = (n4 << 2) + gid;
+        sum += a[t];
+        stats_visit(a[t], t, &lo, &lo_i, &hi, &hi_i);
+    }
+    sums[lid] = sum;
+    los[lid] = min_key(lo, lo_i);
+    his[lid] = max_key(hi, hi_i);
+    group_sum_min_max(sums, los, his, lid);
+    if (lid == 0) {
+        uint g = get_group_id(0);
+        partials[3 * g] = sums[0];
+        partials[3 * g + 1] = los[0];
+        partials[3 * g + 2] = his[0];
     }
 }
 

@@ -45,6 +45,7 @@ use crate::reduce::PixelHit;
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -64,7 +65,8 @@ pub enum CompactOrder {
 
 /// A typed array held by an [`Engine`]: in device memory on an OpenCL engine, in host memory on
 /// the CPU engine. Made by [`Engine::upload_array`], read back with [`Engine::download_array`],
-/// scanned in place on the device by [`Engine::exclusive_scan_device`].
+/// scanned in place on the device by [`Engine::exclusive_scan_device`], reduced there by
+/// [`Engine::array_stats_device`].
 ///
 /// Like a [`DeviceImage`](crate::DeviceImage), an array given to an engine that did not make it
 /// is read back and processed there (same results). A dropped OpenCL array's buffer goes back
@@ -153,6 +155,25 @@ impl<T> DeviceArray<T> {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+impl DeviceArray<u32> {
+    /// The device buffer, when the array lives on `cl`'s device; `None` for an array in host
+    /// memory or on another engine.
+    pub(crate) fn buffer_on(&self, cl: &Arc<ClEngine>) -> Option<Result<&Buffer<u32>>> {
+        match &self.storage {
+            ArrayStorage::OpenCl(b) if Arc::ptr_eq(&b.owner, cl) => Some(b.get()),
+            _ => None,
+        }
+    }
+
+    /// The elements in host memory: borrowed from a host array, read back from a device one.
+    pub(crate) fn host_data(&self) -> Result<Cow<'_, [u32]>> {
+        match &self.storage {
+            ArrayStorage::Host(v) => Ok(Cow::Borrowed(v)),
+            ArrayStorage::OpenCl(..) => download(self).map(Cow::Owned),
+        }
     }
 }
 
@@ -443,7 +464,7 @@ impl Engine {
     }
 }
 
-fn check_array_len(len: usize) -> Result<()> {
+pub(crate) fn check_array_len(len: usize) -> Result<()> {
     if len as u64 > u32::MAX as u64 {
         return Err(Error::invalid(
             "array length",
@@ -842,7 +863,7 @@ fn groups_for(cl: &ClEngine, n: usize) -> usize {
     n.div_ceil(per).clamp(1, cl.tuning.max_groups)
 }
 
-fn u32_arg(n: usize, what: &'static str) -> Result<u32> {
+pub(crate) fn u32_arg(n: usize, what: &'static str) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::invalid(what, n, "at most u32::MAX elements"))
 }
 

@@ -22,4 +22,4 @@ pub use crate::histogram::{LuminanceHistogram, RgbaHistogram};
 pub use crate::image::{DeviceImage, ImageInput, ImageView};
 pub use crate::luminance::{luminance, MAX_LUMINANCE};
 pub use crate::opencl::{devices, DeviceInfo, DeviceType, KernelLayout};
-pub use crate::reduce::{LuminanceStats, PixelHit};
+pub use crate::reduce::{ArrayStats, LuminanceStats, PixelHit};

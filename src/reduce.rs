@@ -7,6 +7,9 @@
 //! - **luminance stats**: the sum of L over all pixels (u64), the count, the mean (sum / count
 //!   as f64), the minimum and maximum.
 //! - An image with no pixels has no brightest or darkest pixel and no statistics: an error.
+//! - **array stats** of u32 values: the count, the exact sum (u64: no wrap for up to
+//!   `u32::MAX` elements, the most an array may hold), the minimum and maximum, and the index
+//!   of the first occurrence of each. An empty array has none: an error.
 //!
 //! # Method
 //! The CPU path splits the image into pieces for rayon; in each piece it takes the maximum of
@@ -15,12 +18,20 @@
 //! (`cl/reduce.cl`) do the same per work-item and reduce each work-group in local memory; the
 //! host combines one partial per group. Keys `(L << 32) | !index` make "largest luminance,
 //! then smallest index" a plain maximum.
+//!
+//! Array stats work the same way: blocks of 512 elements give their sum, minimum and maximum
+//! (a vectorised loop), and a block is searched for the first index of its minimum (maximum)
+//! only when it beats the one so far. The kernel `u32_stats` writes a sum and the keys
+//! `(min << 32) | index` and `(max << 32) | !index` per group.
 
-use crate::cpu::{map_pieces, with_u32_blocks};
-use crate::engine::{Engine, HostPixels};
+use crate::compact::{check_array_len, u32_arg, DeviceArray};
+use crate::cpu::{map_pieces, with_u32_blocks, PIECE};
+use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::{check_pixel_count, ImageInput};
 use crate::opencl::{Arg, ClEngine};
+use opencl3::memory::Buffer;
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// One pixel found by an operation: its position, luminance and colour.
@@ -65,6 +76,31 @@ pub struct LuminanceStats {
     pub min: u16,
     /// Largest luminance.
     pub max: u16,
+}
+
+/// Statistics of a u32 array: count, exact sum, minimum and maximum with the index of the
+/// first occurrence of each. Made by [`Engine::array_stats`] and [`Engine::array_stats_device`].
+///
+/// ```
+/// let s = clpix::Engine::cpu().array_stats(&[4, 1, 9, 1, 9])?;
+/// assert_eq!((s.count, s.sum), (5, 24));
+/// assert_eq!((s.min, s.argmin, s.max, s.argmax), (1, 1, 9, 2));
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayStats {
+    /// Number of elements.
+    pub count: u64,
+    /// Sum of the elements, exact (no wrap).
+    pub sum: u64,
+    /// Smallest element.
+    pub min: u32,
+    /// Largest element.
+    pub max: u32,
+    /// Index of the first element equal to `min`.
+    pub argmin: u64,
+    /// Index of the first element equal to `max`.
+    pub argmax: u64,
 }
 
 /// Which end of the luminance range an arg-reduction looks for.
@@ -199,6 +235,66 @@ impl Engine {
         })
     }
 
+    /// Count, exact sum, minimum and maximum of `data`, with the index of the first
+    /// occurrence of the minimum and of the maximum.
+    ///
+    /// An error for an empty slice, or one of more than `u32::MAX` elements. On OpenCL, a
+    /// slice larger than one device buffer is reduced in parts.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let s = engine.array_stats(&[7, u32::MAX, 0, u32::MAX, 0])?;
+    /// assert_eq!(s.sum, 7 + 2 * u32::MAX as u64);
+    /// assert_eq!((s.min, s.argmin, s.max, s.argmax), (0, 2, u32::MAX, 1));
+    /// assert!(engine.array_stats(&[]).is_err());
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn array_stats(&self, data: &[u32]) -> Result<ArrayStats> {
+        check_array(data.len())?;
+        let p = self.dispatch(
+            "array_stats",
+            || Ok(cpu_array_stats(data)),
+            |cl| cl_array_stats_host(cl, data),
+        )?;
+        Ok(p.into_stats(data.len()))
+    }
+
+    /// [`array_stats`](Self::array_stats) of an array held by the engine: on OpenCL it is
+    /// reduced in device memory, and only one small partial result per work-group is read
+    /// back. An array held by another engine is read back and reduced here (same results).
+    ///
+    /// An error for an empty array.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let a = engine.upload_array(&(0..1000u32).map(|i| i % 7).collect::<Vec<_>>())?;
+    /// let s = engine.array_stats_device(&a)?;
+    /// assert_eq!((s.count, s.min, s.argmin, s.max, s.argmax), (1000, 0, 0, 6, 6));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn array_stats_device(&self, array: &DeviceArray<u32>) -> Result<ArrayStats> {
+        check_array(array.len())?;
+        let on_device = match &self.backend {
+            Backend::OpenCl(cl) => array.buffer_on(cl),
+            Backend::Cpu => None,
+        };
+        let Some(buf) = on_device else {
+            return self.array_stats(&array.host_data()?);
+        };
+        let buf = buf?;
+        let p = self.dispatch(
+            "array_stats_device",
+            || Ok(cpu_array_stats(&array.host_data()?)),
+            |cl| {
+                let mut events = Vec::new();
+                let p = cl_array_stats(cl, buf, array.len(), 0, &mut events)?;
+                cl.finish(&events)?;
+                Ok(p)
+            },
+        )?;
+        Ok(p.into_stats(array.len()))
+    }
+
     fn extreme(&self, input: ImageInput<'_>, extreme: Extreme) -> Result<PixelHit> {
         check_nonempty(extreme.name(), &input)?;
         let best = self.dispatch(
@@ -213,6 +309,70 @@ impl Engine {
             height: input.height(),
         })?;
         Ok(best.into_hit(input.width(), extreme))
+    }
+}
+
+fn check_array(len: usize) -> Result<()> {
+    check_array_len(len)?;
+    if len == 0 {
+        return Err(Error::invalid(
+            "array length",
+            0,
+            "array_stats needs at least one element; check `is_empty()` before asking",
+        ));
+    }
+    Ok(())
+}
+
+/// Array stats of a run of elements (or of several, combined): `argmin`/`argmax` are global
+/// indices. The identity (`ArrayPartial::NONE`, index `u64::MAX`) loses every comparison, so
+/// that parts that saw nothing combine away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ArrayPartial {
+    sum: u64,
+    min: u32,
+    argmin: u64,
+    max: u32,
+    argmax: u64,
+}
+
+impl ArrayPartial {
+    const NONE: ArrayPartial = ArrayPartial {
+        sum: 0,
+        min: u32::MAX,
+        argmin: u64::MAX,
+        max: 0,
+        argmax: u64::MAX,
+    };
+
+    /// The smaller minimum (then the smaller index), the larger maximum (then the smaller
+    /// index): associative and commutative, so any grouping gives the same result.
+    fn combine(a: ArrayPartial, b: ArrayPartial) -> ArrayPartial {
+        let (min, argmin) = (a.min, a.argmin).min((b.min, b.argmin));
+        let (max, argmax) =
+            if (b.max, std::cmp::Reverse(b.argmax)) > (a.max, std::cmp::Reverse(a.argmax)) {
+                (b.max, b.argmax)
+            } else {
+                (a.max, a.argmax)
+            };
+        ArrayPartial {
+            sum: a.sum + b.sum,
+            min,
+            argmin,
+            max,
+            argmax,
+        }
+    }
+
+    fn into_stats(self, count: usize) -> ArrayStats {
+        ArrayStats {
+            count: count as u64,
+            sum: self.sum,
+            min: self.min,
+            max: self.max,
+            argmin: self.argmin,
+            argmax: self.argmax,
+        }
     }
 }
 
@@ -278,6 +438,47 @@ mod stats_kernels {
     }
 }
 
+mod array_kernels {
+    crate::cpu::multiversion! {
+        fn block_stats(a: &[u32]) -> (u64, u32, u32) {
+            let (mut s, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
+            for &v in a {
+                s += v as u64;
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            (s, lo, hi)
+        }
+    }
+}
+
+/// Stats of the elements of `a`, the first at index `base`.
+fn cpu_array_piece(base: u64, a: &[u32]) -> ArrayPartial {
+    let mut p = ArrayPartial::NONE;
+    for (k, block) in a.chunks(BLOCK).enumerate() {
+        let (s, lo, hi) = array_kernels::block_stats(block);
+        p.sum += s;
+        let first = base + (k * BLOCK) as u64;
+        // Blocks come in index order: only a strictly better value moves an extreme.
+        if lo < p.min || p.argmin == u64::MAX {
+            let j = block.iter().position(|&v| v == lo).unwrap_or(0);
+            (p.min, p.argmin) = (lo, first + j as u64);
+        }
+        if hi > p.max || p.argmax == u64::MAX {
+            let j = block.iter().position(|&v| v == hi).unwrap_or(0);
+            (p.max, p.argmax) = (hi, first + j as u64);
+        }
+    }
+    p
+}
+
+fn cpu_array_stats(data: &[u32]) -> ArrayPartial {
+    data.par_chunks(PIECE)
+        .enumerate()
+        .map(|(i, c)| cpu_array_piece((i * PIECE) as u64, c))
+        .reduce(|| ArrayPartial::NONE, ArrayPartial::combine)
+}
+
 fn cpu_argbest(view: &crate::ImageView<'_>, extreme: Extreme) -> Option<Best> {
     let flip = extreme.flip() == 1;
     map_pieces(
@@ -336,29 +537,35 @@ fn groups_for(cl: &ClEngine, n: usize) -> usize {
     n.div_ceil(per_group).clamp(1, t.max_groups)
 }
 
+/// Enqueues `kernel` of `cl/reduce.cl` over `n` elements with `args` and the partials buffer
+/// as its last argument, and reads back `per_group` u64s for each work-group.
+fn group_partials(
+    cl: &ClEngine,
+    kernel: &'static str,
+    args: &[Arg],
+    n: usize,
+    per_group: usize,
+    events: &mut Vec<opencl3::event::Event>,
+) -> Result<Vec<u64>> {
+    let groups = groups_for(cl, n);
+    let mut host = vec![0u64; per_group * groups];
+    cl.with_partials(|partials| {
+        let mut all = args.to_vec();
+        all.push(Arg::buf(partials));
+        events.push(cl.launch("reduce", kernel, &all, groups * cl.tuning.wg, cl.tuning.wg)?);
+        cl.read(partials, 0, &mut host)
+    })?;
+    Ok(host)
+}
+
 fn cl_argbest(cl: &Arc<ClEngine>, input: ImageInput<'_>, extreme: Extreme) -> Result<Option<Best>> {
     let width = input.width() as u64;
     let mut best: Option<Best> = None;
     let mut events = Vec::new();
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
-        let groups = groups_for(cl, n);
-        let mut host = vec![0u64; 2 * groups];
-        cl.with_partials(|partials| {
-            events.push(cl.launch(
-                "reduce",
-                "luma_argbest",
-                &[
-                    Arg::buf(buf),
-                    Arg::U32(n as u32),
-                    Arg::U32(extreme.flip()),
-                    Arg::buf(partials),
-                ],
-                groups * cl.tuning.wg,
-                cl.tuning.wg,
-            )?);
-            cl.read(partials, 0, &mut host)
-        })?;
+        let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::U32(extreme.flip())];
+        let host = group_partials(cl, "luma_argbest", &args, n, 2, &mut events)?;
         let base = range.first_pixel(width as u32);
         for g in host.chunks_exact(2) {
             if g[0] != 0 {
@@ -379,18 +586,8 @@ fn cl_stats(cl: &Arc<ClEngine>, input: ImageInput<'_>) -> Result<(u64, u32, u32)
     let mut events = Vec::new();
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
-        let groups = groups_for(cl, n);
-        let mut host = vec![0u64; 2 * groups];
-        cl.with_partials(|partials| {
-            events.push(cl.launch(
-                "reduce",
-                "luma_stats",
-                &[Arg::buf(buf), Arg::U32(n as u32), Arg::buf(partials)],
-                groups * cl.tuning.wg,
-                cl.tuning.wg,
-            )?);
-            cl.read(partials, 0, &mut host)
-        })?;
+        let args = [Arg::buf(buf), Arg::U32(n as u32)];
+        let host = group_partials(cl, "luma_stats", &args, n, 2, &mut events)?;
         for g in host.chunks_exact(2) {
             sum += g[0];
             lo = lo.min((g[1] >> 32) as u32);
@@ -400,6 +597,59 @@ fn cl_stats(cl: &Arc<ClEngine>, input: ImageInput<'_>) -> Result<(u64, u32, u32)
     })?;
     cl.finish(&events)?;
     Ok((sum, lo, hi))
+}
+
+/// Enqueues `u32_stats` over the first `n` elements of `buf` (n >= 1) and combines the
+/// per-group partials, with indices offset by `base`.
+fn cl_array_stats(
+    cl: &ClEngine,
+    buf: &Buffer<u32>,
+    n: usize,
+    base: u64,
+    events: &mut Vec<opencl3::event::Event>,
+) -> Result<ArrayPartial> {
+    let args = [Arg::buf(buf), Arg::U32(u32_arg(n, "array length")?)];
+    let host = group_partials(cl, "u32_stats", &args, n, 3, events)?;
+    let mut p = ArrayPartial::NONE;
+    for g in host.chunks_exact(3) {
+        // The neutral keys of a group that saw nothing: u64::MAX for the minimum, 0 for the
+        // maximum (no index reaches u32::MAX).
+        let group = ArrayPartial {
+            sum: g[0],
+            min: (g[1] >> 32) as u32,
+            argmin: if g[1] == u64::MAX {
+                u64::MAX
+            } else {
+                base + (g[1] as u32) as u64
+            },
+            max: (g[2] >> 32) as u32,
+            argmax: if g[2] == 0 {
+                u64::MAX
+            } else {
+                base + (!(g[2] as u32)) as u64
+            },
+        };
+        p = ArrayPartial::combine(p, group);
+    }
+    Ok(p)
+}
+
+/// Array stats of a host slice on the device, in chunks of one buffer each.
+fn cl_array_stats_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<ArrayPartial> {
+    let cap = ((cl.max_buffer_bytes / 4) as usize).clamp(1024, 1 << 30);
+    let chunk = cap.min(data.len()).max(1);
+    let (count, mut buf) = cl.take_scratch("array stats input", chunk)?;
+    let mut events = Vec::new();
+    let mut p = ArrayPartial::NONE;
+    let result = data.chunks(chunk).enumerate().try_for_each(|(i, d)| {
+        cl.write(&mut buf, 0, d)?;
+        let part = cl_array_stats(cl, &buf, d.len(), (i * chunk) as u64, &mut events)?;
+        p = ArrayPartial::combine(p, part);
+        Ok::<(), Error>(())
+    });
+    let finished = result.and_then(|()| cl.finish(&events));
+    cl.give_scratch("array stats input", count, buf);
+    finished.map(|()| p)
 }
 
 #[cfg(test)]
@@ -414,6 +664,29 @@ mod tests {
         let c = Best::new(6, 99, 0);
         assert_eq!(Best::max(a, b).index(), 3);
         assert_eq!(Best::max(b, c).index(), 99);
+    }
+
+    #[test]
+    fn array_partials_combine_to_the_first_extremes() {
+        let a = ArrayPartial {
+            sum: 1,
+            min: 3,
+            argmin: 10,
+            max: 9,
+            argmax: 11,
+        };
+        let b = ArrayPartial {
+            sum: 2,
+            min: 3,
+            argmin: 4,
+            max: 9,
+            argmax: 5,
+        };
+        for c in [ArrayPartial::combine(a, b), ArrayPartial::combine(b, a)] {
+            assert_eq!((c.sum, c.argmin, c.argmax), (3, 4, 5));
+        }
+        assert_eq!(ArrayPartial::combine(ArrayPartial::NONE, a), a);
+        assert_eq!(ArrayPartial::combine(a, ArrayPartial::NONE), a);
     }
 
     #[test]

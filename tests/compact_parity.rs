@@ -1,9 +1,10 @@
-//! Compaction, the sort by luminance and the exclusive scan: CPU against plain sequential
-//! references, and every OpenCL device against the CPU, exactly (whole vectors and images).
+//! Compaction, the sort by luminance, the exclusive scan and array stats: CPU against plain
+//! sequential references, and every OpenCL device against the CPU, exactly (whole vectors and
+//! images).
 
 mod common;
 
-use clpix::{CompactOrder, Engine, Error, ImageView, PixelHit};
+use clpix::{ArrayStats, CompactOrder, Engine, Error, ImageView, PixelHit};
 use common::*;
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -86,6 +87,99 @@ fn scan_ref(v: &[u32]) -> Vec<u32> {
     out
 }
 
+/// Array stats by a plain sequential loop: the first occurrence wins ties.
+fn stats_ref(v: &[u32]) -> ArrayStats {
+    let mut s = ArrayStats {
+        count: v.len() as u64,
+        sum: 0,
+        min: v[0],
+        max: v[0],
+        argmin: 0,
+        argmax: 0,
+    };
+    for (i, &x) in v.iter().enumerate() {
+        s.sum += x as u64;
+        if x < s.min {
+            (s.min, s.argmin) = (x, i as u64);
+        }
+        if x > s.max {
+            (s.max, s.argmax) = (x, i as u64);
+        }
+    }
+    s
+}
+
+/// Array contents that break reductions: random, constant, the extremes of u32, two values,
+/// few levels (many ties for the minimum and maximum), one planted extreme.
+#[derive(Debug, Clone, Copy)]
+enum ArrayContent {
+    Random,
+    Zero,
+    AllMax,
+    Constant(u32),
+    Two(u32, u32),
+    FewLevels,
+    OneMin,
+    OneMax,
+}
+
+fn array_content() -> impl Strategy<Value = ArrayContent> {
+    prop_oneof![
+        3 => Just(ArrayContent::Random),
+        1 => Just(ArrayContent::Zero),
+        1 => Just(ArrayContent::AllMax),
+        1 => any::<u32>().prop_map(ArrayContent::Constant),
+        1 => (any::<u32>(), any::<u32>()).prop_map(|(a, b)| ArrayContent::Two(a, b)),
+        2 => Just(ArrayContent::FewLevels),
+        1 => Just(ArrayContent::OneMin),
+        1 => Just(ArrayContent::OneMax),
+    ]
+}
+
+fn make_array(len: usize, content: ArrayContent, seed: u64) -> Vec<u32> {
+    let mut s = seed;
+    let planted = (splitmix(&mut s) % len.max(1) as u64) as usize;
+    (0..len)
+        .map(|i| {
+            let r = splitmix(&mut s);
+            match content {
+                ArrayContent::Random => r as u32,
+                ArrayContent::Zero => 0,
+                ArrayContent::AllMax => u32::MAX,
+                ArrayContent::Constant(c) => c,
+                ArrayContent::Two(a, b) => [a, b][(r & 1) as usize],
+                ArrayContent::FewLevels => [0, 7, u32::MAX - 1, u32::MAX][(r & 3) as usize],
+                ArrayContent::OneMin => {
+                    if i == planted {
+                        3
+                    } else {
+                        4 + (r as u32 & 0xff)
+                    }
+                }
+                ArrayContent::OneMax => {
+                    if i == planted {
+                        u32::MAX
+                    } else {
+                        r as u32 & 0xff
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// Array stats of `v` on `e`, from the host slice and from an array the engine holds (where it
+/// can: a capped engine refuses arrays larger than one buffer, with an error).
+fn stats_on(e: &Engine, v: &[u32]) -> Result<(ArrayStats, Option<ArrayStats>), String> {
+    let host = e.array_stats(v).map_err(|err| err.to_string())?;
+    let device = match e.upload_array(v) {
+        Ok(a) => Some(e.array_stats_device(&a).map_err(|err| err.to_string())?),
+        Err(Error::TooLargeForDevice { .. }) => None,
+        Err(err) => return Err(err.to_string()),
+    };
+    Ok((host, device))
+}
+
 fn all_engines() -> Vec<&'static Engine> {
     static CPU: OnceLock<Engine> = OnceLock::new();
     let mut v = vec![CPU.get_or_init(Engine::cpu)];
@@ -159,6 +253,145 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn array_stats_match_a_sequential_loop_on_every_engine(
+        len in prop_oneof![
+            Just(1usize), Just(2), Just(3),
+            (1u32..18).prop_flat_map(|k| prop_oneof![Just((1usize << k) - 1), Just(1usize << k), Just((1usize << k) + 1)]),
+            prop::sample::select(vec![7usize, 13, 31, 127, 509, 1021, 4093, 65521, 131071]),
+            1..5000usize,
+            5000..300_000usize,
+        ],
+        content in array_content(),
+        seed in any::<u64>(),
+    ) {
+        let v = make_array(len, content, seed);
+        let expected = stats_ref(&v);
+        for e in all_engines() {
+            let (host, device) = stats_on(e, &v).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(host, expected, "{:?} on {}", content, e.backend());
+            if let Some(d) = device {
+                prop_assert_eq!(d, expected, "device {:?} on {}", content, e.backend());
+            }
+        }
+    }
+}
+
+#[test]
+fn array_stats_known_answers() {
+    let cases: [(&[u32], ArrayStats); 4] = [
+        (
+            &[5],
+            ArrayStats {
+                count: 1,
+                sum: 5,
+                min: 5,
+                max: 5,
+                argmin: 0,
+                argmax: 0,
+            },
+        ),
+        (
+            &[2, 9, 1, 9, 1, 0, 0],
+            ArrayStats {
+                count: 7,
+                sum: 22,
+                min: 0,
+                max: 9,
+                argmin: 5,
+                argmax: 1,
+            },
+        ),
+        (
+            &[u32::MAX; 3],
+            ArrayStats {
+                count: 3,
+                sum: 3 * u32::MAX as u64,
+                min: u32::MAX,
+                max: u32::MAX,
+                argmin: 0,
+                argmax: 0,
+            },
+        ),
+        (
+            &[0, 0, 0, 0, 1],
+            ArrayStats {
+                count: 5,
+                sum: 1,
+                min: 0,
+                max: 1,
+                argmin: 0,
+                argmax: 4,
+            },
+        ),
+    ];
+    for (v, expected) in cases {
+        assert_eq!(stats_ref(v), expected);
+        for e in all_engines() {
+            assert_eq!(
+                stats_on(e, v),
+                Ok((expected, Some(expected))),
+                "{v:?} {}",
+                e.backend()
+            );
+        }
+    }
+}
+
+#[test]
+fn long_array_stats_match() {
+    // Several million elements: many work-groups, sums far beyond u32, extremes in the middle
+    // and at the end, and all-ties arrays.
+    let n = 4_000_037usize;
+    let mut random = make_array(n, ArrayContent::Random, 11);
+    random[n / 2] = 0;
+    random[n - 1] = u32::MAX;
+    let cases = [
+        random,
+        make_array(n, ArrayContent::AllMax, 1),
+        make_array(n, ArrayContent::Zero, 2),
+        make_array(n, ArrayContent::FewLevels, 3),
+        make_array(n, ArrayContent::OneMin, 4),
+    ];
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for v in &cases {
+        let expected = stats_ref(v);
+        for e in &all {
+            assert_eq!(
+                stats_on(e, v),
+                Ok((expected, Some(expected))),
+                "{}",
+                e.backend()
+            );
+        }
+    }
+    assert_eq!(stats_ref(&cases[1]).sum, n as u64 * u32::MAX as u64);
+}
+
+#[test]
+fn empty_arrays_have_no_stats_and_capped_arrays_are_errors() {
+    for e in all_engines() {
+        let err = e.array_stats(&[]).unwrap_err();
+        assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
+        assert!(err.to_string().contains("at least one element"), "{err}");
+        let a = e.upload_array(&[]).unwrap();
+        let err = e.array_stats_device(&a).unwrap_err();
+        assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
+    }
+    // 4 KiB buffers: 1024 u32. A larger device array is an error; its host slice is reduced in
+    // parts.
+    let v = make_array(5000, ArrayContent::Random, 9);
+    for e in capped() {
+        let err = e.upload_array(&v).unwrap_err();
+        assert!(matches!(err, Error::TooLargeForDevice { .. }), "{err}");
+        assert_eq!(e.array_stats(&v).unwrap(), stats_ref(&v));
+    }
+}
+
 #[test]
 fn a_long_scan_matches() {
     let n = 5_000_003usize;
@@ -183,9 +416,16 @@ fn arrays_move_between_engines() {
         let a = e.upload_array(&v).unwrap();
         let s = cpu.exclusive_scan_device(&a).unwrap();
         assert_eq!(cpu.download_array(&s).unwrap(), scan_ref(&v));
+        assert_eq!(cpu.array_stats_device(&a).unwrap(), stats_ref(&v));
         let h = cpu.upload_array(&v).unwrap();
         let s = e.exclusive_scan_device(&h).unwrap();
         assert_eq!(e.download_array(&s).unwrap(), scan_ref(&v));
+        assert_eq!(e.array_stats_device(&h).unwrap(), stats_ref(&v));
+        // An array of another OpenCL engine (another context): read back, same results.
+        for other in opencl_engines().iter().take(1) {
+            let o = other.upload_array(&v).unwrap();
+            assert_eq!(e.array_stats_device(&o).unwrap(), stats_ref(&v));
+        }
     }
 }
 

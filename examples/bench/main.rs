@@ -319,11 +319,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lines.push(line);
         }
     }
-    if ops
-        .as_ref()
-        .is_none_or(|o| o.split(',').any(|n| n == "exclusive_scan"))
-    {
-        for line in scan_rows(&engines, size, reps) {
+    for op in array_ops() {
+        if ops
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|n| n == op.name))
+        {
+            continue;
+        }
+        for line in array_rows(&engines, size, reps, &op) {
             println!("{line}");
             lines.push(line);
         }
@@ -334,9 +337,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The exclusive scan of `size * size` u32 (64 Mi at 8192, as the CUB anchor) held by the engine:
-/// GB/s counts the bytes read and written (8 per element); "Gpix/s" is G elements/s.
-fn scan_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+/// An operation on a u32 array: its name, the bytes it moves per element (for GB/s), how to
+/// run it on an array the engine holds, and end to end from a host slice.
+struct ArrayOp {
+    name: &'static str,
+    bytes_per_element: f64,
+    device: fn(&Engine, &clpix::DeviceArray<u32>) -> clpix::Result<()>,
+    host: fn(&Engine, &[u32]) -> clpix::Result<()>,
+}
+
+fn array_ops() -> Vec<ArrayOp> {
+    vec![
+        // Bytes read and written, as the CUB anchor counts them.
+        ArrayOp {
+            name: "exclusive_scan",
+            bytes_per_element: 8.0,
+            device: |e, a| e.exclusive_scan_device(a).map(drop),
+            host: |e, d| e.exclusive_scan(d).map(drop),
+        },
+        // Bytes read; the per-group partials are negligible.
+        ArrayOp {
+            name: "array_stats",
+            bytes_per_element: 4.0,
+            device: |e, a| e.array_stats_device(a).map(drop),
+            host: |e, d| e.array_stats(d).map(drop),
+        },
+    ]
+}
+
+/// An array operation on `size * size` u32 (64 Mi at 8192, as the CUB anchor) held by the
+/// engine; "Gpix/s" is G elements/s, end to end is from a host slice (upload included).
+fn array_rows(engines: &[Engine], size: u32, reps: usize, op: &ArrayOp) -> Vec<String> {
     let n = size as usize * size as usize;
     let data: Vec<u32> = (0..n as u32)
         .map(|i| i.wrapping_mul(2654435761) >> 8)
@@ -349,31 +380,32 @@ fn scan_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
         };
         let result = (|| -> clpix::Result<String> {
             let arr = e.upload_array(&data)?;
-            let wall = time(reps, || e.exclusive_scan_device(&arr).map(drop))?;
+            let wall = time(reps, || (op.device)(e, &arr))?;
             let kernel = if e.device().is_some() {
                 let mut ks = Vec::new();
                 for _ in 0..reps {
-                    e.exclusive_scan_device(&arr)?;
+                    (op.device)(e, &arr)?;
                     ks.push(e.last_kernel_time().unwrap_or_default());
                 }
                 format!("{:.3} ms", median(ks).as_secs_f64() * 1e3)
             } else {
                 "-".into()
             };
-            let e2e = time(reps.min(7), || e.exclusive_scan(&data).map(drop))?;
+            let e2e = time(reps.min(7), || (op.host)(e, &data))?;
             let s = wall.as_secs_f64();
             Ok(format!(
-                "| exclusive_scan ({n} u32) | Random | {} | {:.3} ms | {:.2} | {:.1} | {} | {:.3} ms |",
+                "| {} ({n} u32) | Random | {} | {:.3} ms | {:.2} | {:.1} | {} | {:.3} ms |",
+                op.name,
                 name,
                 s * 1e3,
                 n as f64 / s / 1e9,
-                n as f64 * 8.0 / s / 1e9,
+                n as f64 * op.bytes_per_element / s / 1e9,
                 kernel,
                 e2e.as_secs_f64() * 1e3
             ))
         })();
         out.push(result.unwrap_or_else(|err| {
-            format!("| exclusive_scan | Random | {name} | error: {err} | | | | |")
+            format!("| {} | Random | {name} | error: {err} | | | | |", op.name)
         }));
     }
     out
