@@ -232,6 +232,32 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
         clpix::ImageInput::Host(v) => Ok(v.to_image()),
         clpix::ImageInput::Device(d) => e.download(d),
     };
+    // The pixels as a u32 array, for the array operations.
+    let words: Vec<u32> = rgba
+        .as_ref()
+        .map(|img| {
+            img.as_raw()
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .unwrap_or_default();
+    // Device-resident arrays; an engine capped below the array's size refuses it (tested on
+    // its own in compact_parity), and then the host path stands in.
+    let on_device = e
+        .upload_array(&words)
+        .and_then(|a| {
+            Ok((
+                e.array_stats_device(&a)?,
+                e.download_array(&e.exclusive_scan_device(&a)?)?,
+            ))
+        })
+        .or_else(|err| match err {
+            clpix::Error::TooLargeForDevice { .. } => {
+                Ok((e.array_stats(&words)?, e.exclusive_scan(&words)?))
+            }
+            other => Err(other),
+        });
     let f32_blur = rgba.map(|img| {
         let f = image::Rgba32FImage::from_fn(img.width(), img.height(), |x, y| {
             let p = img.get_pixel(x, y).0;
@@ -276,5 +302,8 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
         ),
         format!("{:?}", e.brightest_k(input, 5, 3.0)),
         format!("{:?}", e.darkest_k(input, 7, 0.0)),
+        format!("{:?}", e.exclusive_scan(&words)),
+        format!("{:?}", e.array_stats(&words)),
+        format!("{on_device:?}"),
     ]
 }
