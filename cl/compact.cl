@@ -30,8 +30,11 @@
 #if CLPIX_CONTIGUOUS
 #define TILE 1u
 #else
-/* GPU scan tile: each work-item holds 8 consecutive elements (two 16-byte loads). */
-#define SCAN_PER 8u
+/* GPU scan tile: SCAN_CHUNKS chunks of CLPIX_WG 16-byte loads, work-item l holding element
+   quad l of each chunk (loads and stores coalesced); one work-group scan of SCAN_CHUNKS sums
+   per tile. */
+#define SCAN_CHUNKS 8u
+#define SCAN_PER (4u * SCAN_CHUNKS)
 #define TILE (CLPIX_WG * SCAN_PER)
 /* Compaction tile: one 16-byte load (4 pixels) per work-item. */
 #define CTILE (CLPIX_WG * 4u)
@@ -188,16 +191,39 @@ inline uint wg_sum(uint v, __local uint* sh) {
     return t;
 }
 
-/* The 8 elements of this work-item in the tile at t (0 beyond e). */
-inline void load8(__global const uint* src, uint t, uint e, uint* v) {
-    uint first = t + get_local_id(0) * SCAN_PER;
+/* Exclusive scans of SCAN_CHUNKS values per work-item across the work-group, chunk by chunk
+ * (sh holds SCAN_CHUNKS * CLPIX_WG uints); total[c] gets chunk c's sum. Ends with a barrier. */
+inline void wg_scan_chunks(const uint* v, __local uint* sh, uint* excl, uint* total) {
+    uint lid = get_local_id(0);
+    for (uint c = 0; c < SCAN_CHUNKS; ++c) sh[c * CLPIX_WG + lid] = v[c];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < CLPIX_WG; off <<= 1) {
+        uint t[SCAN_CHUNKS];
+        for (uint c = 0; c < SCAN_CHUNKS; ++c)
+            t[c] = lid >= off ? sh[c * CLPIX_WG + lid - off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint c = 0; c < SCAN_CHUNKS; ++c) sh[c * CLPIX_WG + lid] += t[c];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint c = 0; c < SCAN_CHUNKS; ++c) {
+        excl[c] = sh[c * CLPIX_WG + lid] - v[c];
+        total[c] = sh[c * CLPIX_WG + CLPIX_WG - 1];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Element quad `lid` of each chunk of the tile at t (0 beyond e). */
+inline void load_tile(__global const uint* src, uint t, uint e, uint4* v) {
+    uint lid = get_local_id(0);
     if (t + TILE <= e) {
-        __global const uint4* s4 = (__global const uint4*)(src + first);
-        uint4 a = s4[0], c = s4[1];
-        v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
-        v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+        __global const uint4* s4 = (__global const uint4*)(src + t);
+        for (uint c = 0; c < SCAN_CHUNKS; ++c) v[c] = s4[c * CLPIX_WG + lid];
     } else {
-        for (uint k = 0; k < SCAN_PER; ++k) v[k] = first + k < e ? src[first + k] : 0u;
+        for (uint c = 0; c < SCAN_CHUNKS; ++c) {
+            uint f = t + (c * CLPIX_WG + lid) * 4;
+            v[c] = (uint4)(f < e ? src[f] : 0u, f + 1 < e ? src[f + 1] : 0u,
+                           f + 2 < e ? src[f + 2] : 0u, f + 3 < e ? src[f + 3] : 0u);
+        }
     }
 }
 
@@ -245,33 +271,39 @@ void scan_groups(__global uint* sums, uint m, uint carry) {
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void scan_apply(__global const uint* src, uint n, __global uint* dst, __global const uint* sums) {
-    __local uint sh[CLPIX_WG];
+    __local uint sh[SCAN_CHUNKS * CLPIX_WG];
     uint g = get_group_id(0), b, e;
     group_range(n, g, get_num_groups(0), &b, &e);
     uint run = sums[g];
     uint lid = get_local_id(0);
+    /* The next tile's loads are issued before this tile's scan, so that their latency
+       overlaps the barriers. dst may equal src: a tile is read before any of it is written. */
+    uint4 v[SCAN_CHUNKS], next[SCAN_CHUNKS];
+    if (b < e) load_tile(src, b, e, next);
     for (uint t = b; t < e; t += TILE) {
-        uint v[SCAN_PER];
-        load8(src, t, e, v);
-        uint s = 0;
-        for (uint k = 0; k < SCAN_PER; ++k) s += v[k];
-        uint total;
-        uint x = run + wg_scan(s, sh, &total);
-        uint first = t + lid * SCAN_PER;
-        uint o[SCAN_PER];
-        for (uint k = 0; k < SCAN_PER; ++k) {
-            o[k] = x;
-            x += v[k];
+        for (uint c = 0; c < SCAN_CHUNKS; ++c) v[c] = next[c];
+        if (t + TILE < e) load_tile(src, t + TILE, e, next);
+        uint s[SCAN_CHUNKS], excl[SCAN_CHUNKS], total[SCAN_CHUNKS];
+        for (uint c = 0; c < SCAN_CHUNKS; ++c) s[c] = v[c].x + v[c].y + v[c].z + v[c].w;
+        wg_scan_chunks(s, sh, excl, total);
+        for (uint c = 0; c < SCAN_CHUNKS; ++c) {
+            uint x = run + excl[c];
+            uint4 o;
+            o.x = x;
+            o.y = o.x + v[c].x;
+            o.z = o.y + v[c].y;
+            o.w = o.z + v[c].z;
+            uint f = t + (c * CLPIX_WG + lid) * 4;
+            if (t + TILE <= e) {
+                ((__global uint4*)dst)[f >> 2] = o;
+            } else {
+                if (f < e) dst[f] = o.x;
+                if (f + 1 < e) dst[f + 1] = o.y;
+                if (f + 2 < e) dst[f + 2] = o.z;
+                if (f + 3 < e) dst[f + 3] = o.w;
+            }
+            run += total[c];
         }
-        if (t + TILE <= e) {
-            __global uint4* d4 = (__global uint4*)(dst + first);
-            d4[0] = (uint4)(o[0], o[1], o[2], o[3]);
-            d4[1] = (uint4)(o[4], o[5], o[6], o[7]);
-        } else {
-            for (uint k = 0; k < SCAN_PER; ++k)
-                if (first + k < e) dst[first + k] = o[k];
-        }
-        run += total;
     }
 }
 

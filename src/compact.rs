@@ -848,7 +848,7 @@ fn tile(cl: &ClEngine) -> usize {
     if cl.tuning.contiguous {
         1
     } else {
-        cl.tuning.wg * 8
+        cl.tuning.wg * 32
     }
 }
 
