@@ -51,7 +51,8 @@ run)
   # Variants: local histogram copies per group, and fused vs two-pass blur.
   {
     for r in 2 4; do echo "CLPIX_HISTOGRAM_REPLICAS=$r"; CLPIX_HISTOGRAM_REPLICAS=$r ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops histogram_rgba,histogram_luminance; done
-    for m in fused two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops blur_w2,blur_w8,blur_w25; done
+    radii=blur_w2,blur_w4,blur_w8,blur_w12,blur_w16,blur_w25,blur_w40
+    for m in fused two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii; done
   } 2>&1 | tee "$OUT/variants.txt"
   ;;
 *) echo "usage: gpu-sweep.sh pack|run"; exit 2 ;;

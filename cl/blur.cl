@@ -456,49 +456,94 @@ void blur_v_u8(__global const ushort* t, uint width, uint height, __global const
     }
 }
 
-/* Fused, for small radii: each work-item keeps FR output rows of one column and filters the
-   FR + 2w input rows it needs horizontally itself (neighbouring work-items read neighbouring
-   pixels: coalesced, and the 2w + 1 taps hit the L1 cache). No intermediate buffer: 8 bytes of
-   DRAM traffic a pixel instead of 24, for (FR + 2w) / FR times the horizontal arithmetic. */
-#define FR 16
-__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
-void blur_fused_u8(__global const uint* src, uint width, uint height, __global const uint* q,
-                   uint w, uint border, __global uint* dst, uint xg) {
-    uint g = get_group_id(0);
-    uint yb = g / xg;
-    uint x = (g - yb * xg) * TI + get_local_id(0);
-    if (x >= width) return;
-    long y0 = (long)yb * FR;
-    uint4 acc[FR];
+/* Fused sliding window: one kernel, 8 bytes of DRAM traffic a pixel (read once, written once).
+   A group of SX work-items owns SX neighbouring columns and a strip of `strip` output rows. Row
+   by row it loads the input row's SX + 2w pixels into local memory (double-buffered: one barrier
+   a row), each work-item filters its column horizontally and keeps the result in a ring of the
+   last 2w + 1 filtered rows (local memory, its own column only, so the ring needs no barrier),
+   and once 2w + 1 rows are in, filters vertically and writes one output row. The horizontal
+   filter runs (strip + 2w) / strip times a pixel; weights are symmetric, so each pair of taps
+   costs one multiply. Integer sums are exact: the bits are those of the two-pass kernels.
+   Local memory: 2 (SX + 2w) uints of tile + (2w + 1) SX uint2 of ring. */
+#define SX 64u
+#define KMAX 3u
+
+/* The SX + 2w pixels of input row r (through the borders) that a fused group needs, KMAX a
+   work-item (0 where the row or column maps to no pixel). */
+inline void fused_load(__global const uint* src, uint width, uint height, uint border, uint x0,
+                       uint w, long r, uint span, uint* pre) {
+    uint lid = get_local_id(0);
+    long rs = (r >= 0 && r < (long)height) ? r : blur_map(r, height, border);
+    __global const uint* row = src + (size_t)(rs < 0 ? 0 : rs) * width;
 #pragma unroll
-    for (int k = 0; k < FR; ++k) acc[k] = (uint4)(0u);
-    int iw = (int)w;
-    uint qc = q[w];
-    for (int j = -iw; j < FR + iw; ++j) {
-        long p = y0 + j;
-        long r = (p >= 0 && p < (long)height) ? p : blur_map(p, height, border);
-        if (r < 0) continue;
-        __global const uint* row = src + (size_t)r * width;
-        uint4 h = qc * unpack4(row[x]);
-        for (int d = 1; d <= iw; ++d) {
-            long xl = (long)x - d, xr = (long)x + d;
-            long sl = xl >= 0 ? xl : blur_map(xl, width, border);
-            long sr = xr < (long)width ? xr : blur_map(xr, width, border);
-            uint4 pl = sl >= 0 ? unpack4(row[sl]) : (uint4)(0u);
-            uint4 pr = sr >= 0 ? unpack4(row[sr]) : (uint4)(0u);
-            h += q[w + d] * (pl + pr);
+    for (uint m = 0; m < KMAX; ++m) {
+        uint k = lid + m * SX;
+        long p = (long)x0 + (long)k - (long)w;
+        uint v = 0u;
+        if (k < span && rs >= 0) {
+            if (p >= 0 && p < (long)width) {
+                v = row[p];
+            } else {
+                long s = blur_map(p, width, border);
+                v = s < 0 ? 0u : row[s];
+            }
         }
-        uint4 tv = (h + 128u) >> 8;
-#pragma unroll
-        for (int k = 0; k < FR; ++k) {
-            int i = j - k;
-            if (i >= -iw && i <= iw) acc[k] += q[i + iw] * tv;
-        }
+        pre[m] = v;
     }
+}
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void blur_fused_u8(__global const uint* src, uint width, uint height, __constant uint* q,
+                   uint w, uint border, __global uint* dst, uint xg, uint strip,
+                   __local uint* tile, __local uint2* ring) {
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint x0 = (g - sy * xg) * SX;
+    uint x = x0 + lid;
+    long y0 = (long)sy * strip;
+    long y1 = min(y0 + (long)strip, (long)height);
+    uint span = SX + 2u * w;
+    uint taps = 2u * w + 1u;
+    uint nin = (uint)(y1 - y0) + 2u * w;
+    uint slot = 0;  /* ring slot of input row j: j % taps */
+    /* Row j's pixels are loaded into registers during row j - 1's arithmetic (KMAX a
+       work-item: span <= KMAX * SX), so that DRAM latency hides behind it. */
+    uint pre[KMAX];
+    fused_load(src, width, height, border, x0, w, y0 - (long)w, span, pre);
+    for (uint j = 0; j < nin; ++j) {
+        __local uint* tl = tile + (j & 1u) * span;
 #pragma unroll
-    for (int k = 0; k < FR; ++k) {
-        long y = y0 + k;
-        if (y < (long)height) dst[(size_t)y * width + x] = pack4((acc[k] + (1u << 23)) >> 24);
+        for (uint m = 0; m < KMAX; ++m) {
+            uint k = lid + m * SX;
+            if (k < span) tl[k] = pre[m];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (j + 1u < nin) fused_load(src, width, height, border, x0, w,
+                                     y0 - (long)w + (long)j + 1, span, pre);
+        uint4 h = q[w] * unpack4(tl[lid + w]);
+        for (uint d = 1; d <= w; ++d)
+            h += q[w + d] * (unpack4(tl[lid + w - d]) + unpack4(tl[lid + w + d]));
+        uint4 t = (h + 128u) >> 8;
+        ring[slot * SX + lid] = (uint2)(t.x | (t.y << 16), t.z | (t.w << 16));
+        if (j >= 2u * w) {
+            /* Output row j - w from ring slots (j - 2w .. j) % taps: centre at (j - w) % taps. */
+            uint c = slot >= w ? slot - w : slot + taps - w;
+            uint2 tc = ring[c * SX + lid];
+            uint4 acc = q[w] * (uint4)(tc.x & 0xffffu, tc.x >> 16, tc.y & 0xffffu, tc.y >> 16);
+            uint lo = c, hi = c;
+            for (uint d = 1; d <= w; ++d) {
+                lo = lo == 0u ? taps - 1u : lo - 1u;
+                hi = hi + 1u == taps ? 0u : hi + 1u;
+                uint2 a = ring[lo * SX + lid];
+                uint2 b = ring[hi * SX + lid];
+                uint4 pair = (uint4)((a.x & 0xffffu) + (b.x & 0xffffu), (a.x >> 16) + (b.x >> 16),
+                                     (a.y & 0xffffu) + (b.y & 0xffffu), (a.y >> 16) + (b.y >> 16));
+                acc += q[w + d] * pair;
+            }
+            long y = y0 + (long)j - 2 * (long)w;
+            if (x < width) dst[(size_t)y * width + x] = pack4((acc + (1u << 23)) >> 24);
+        }
+        slot = slot + 1u == taps ? 0u : slot + 1u;
     }
 }
 

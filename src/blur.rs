@@ -37,9 +37,13 @@
 //! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
 //! when the tile does not fit the device's local memory a variant reads global memory
 //! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
-//! across the work-group); the intermediate buffer is pooled between calls. A fused RGBA8
-//! kernel (each work-item filters the rows its 16 output rows need, no intermediate) exists
-//! but measured slower on an H100 at every radius; `CLPIX_BLUR_GPU=fused` selects it.
+//! across the work-group); the intermediate buffer is pooled between calls. For small radii
+//! (w ≤ 2) one fused RGBA8 kernel runs instead: a group of 64 columns walks a strip of rows,
+//! loading each input row once into local memory (the next row's loads in flight during this
+//! row's arithmetic), keeping a ring of the last `2w + 1` filtered rows per column and writing
+//! each output row as soon as its rows are in: 8 bytes of DRAM traffic a pixel instead of 24.
+//! It wins at w = 2 and loses from w = 4 on (more instructions a pixel); `CLPIX_BLUR_GPU=fused`
+//! or `two-pass` forces either.
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -863,14 +867,65 @@ const TILE_PX: usize = 4;
 /// Output rows per work-item of the GPU vertical pass.
 const V_ROWS: usize = 8;
 
-/// Output rows per work-item of the fused GPU kernel (FR in cl/blur.cl).
-const FUSED_ROWS: usize = 16;
+/// Columns of a group of the fused GPU kernel (SX in cl/blur.cl), one a work-item.
+const FUSED_COLUMNS: usize = 64;
 
-/// Whether a GPU runs the RGBA8 blur as one fused kernel. Two passes are the default: on an
-/// H100 (8192², kernel time) they took 0.88 / 1.47 / 3.46 ms at w = 2 / 8 / 25 against 1.43 /
-/// 3.60 / 17.6 ms fused. `CLPIX_BLUR_GPU=fused` or `two-pass` forces the choice, to measure both.
-fn gpu_fused(_w: u32) -> bool {
-    matches!(std::env::var("CLPIX_BLUR_GPU").as_deref(), Ok("fused"))
+/// Local memory of the fused GPU kernel at radius `w`: two row tiles of `64 + 2w` pixels and
+/// a ring of `2w + 1` filtered rows of 8 bytes a column.
+fn fused_local_bytes(w: u32) -> usize {
+    let w = w as usize;
+    2 * (FUSED_COLUMNS + 2 * w) * 4 + (2 * w + 1) * FUSED_COLUMNS * 8
+}
+
+/// Output rows a group of the fused GPU kernel walks: long strips keep the `2w` rows of
+/// vertical halo (filtered twice) small against the strip, but the grid must still fill the
+/// device (a few groups per compute unit). On an H100 at w = 2, strips of 32 / 64 / 128 / 256
+/// rows took 0.806 / 0.791 / 0.803 / 0.826 ms (8192²).
+fn fused_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
+    let mut strip = (16 * w as usize).clamp(64, 512);
+    let want = 8 * compute_units.max(1) as usize;
+    while strip > 16 && xg * (height as usize).div_ceil(strip) < want {
+        strip /= 2;
+    }
+    strip
+}
+
+/// The largest radius at which GPUs take the fused RGBA8 kernel by default. Measured on an
+/// H100 (8192², kernel time, fused / two-pass): w = 2 0.791 / 0.865 ms, w = 4 1.17 / 1.04,
+/// w = 8 1.92 / 1.46, w = 25 5.7 / 3.46: the fused kernel re-filters no intermediate from DRAM
+/// but issues more instructions a pixel (ring bookkeeping, one column a work-item), which
+/// costs more than the traffic it saves from w = 4 on.
+const FUSED_MAX_RADIUS: u32 = 2;
+
+/// Whether a GPU runs the RGBA8 blur as one fused kernel or as two passes through an
+/// intermediate image: fused up to [`FUSED_MAX_RADIUS`] (where its ring fits the device's local
+/// memory). `CLPIX_BLUR_GPU=fused` or `two-pass` forces the choice, to measure both.
+fn gpu_fused(w: u32) -> bool {
+    match std::env::var("CLPIX_BLUR_GPU").as_deref() {
+        Ok("fused") => true,
+        Ok("two-pass") => false,
+        _ => w <= FUSED_MAX_RADIUS,
+    }
+}
+
+/// The arguments every blur kernel begins with: (input, width, height, weights, w, border,
+/// output).
+fn pass_args(
+    input: Arg,
+    (width, height): (u32, u32),
+    weights: Arg,
+    (w, code): (u32, u32),
+    output: Arg,
+) -> [Arg; 7] {
+    [
+        input,
+        Arg::U32(width),
+        Arg::U32(height),
+        weights,
+        Arg::U32(w),
+        Arg::U32(code),
+        output,
+    ]
 }
 
 fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
@@ -919,63 +974,68 @@ fn cl_passes<S, D>(
         let ring_bytes = ring_elems as u64 * std::mem::size_of::<D>() as u64;
         if 2 * (w as usize) <= rows && ring_bytes <= cl.max_buffer_bytes {
             let ring = large_buffer::<D>(cl, ring_elems, "the blur's row rings")?;
-            let args = [
+            let mut args = pass_args(
                 Arg::buf(src),
-                Arg::U32(width),
-                Arg::U32(height),
+                (width, height),
                 weights,
-                Arg::U32(w),
-                Arg::U32(code),
+                (w, code),
                 Arg::buf(&ring),
-                Arg::buf(dst),
-            ];
+            )
+            .to_vec();
+            args.extend([Arg::buf(dst)]);
             events.push(cl.launch("blur", ring_k, &args, groups, 1)?);
             return cl.finish(&events);
         }
         let tmp = large_buffer::<D>(cl, 4 * n, "the blur's intermediate image")?;
-        let hargs = [
+        let hargs = pass_args(
             Arg::buf(src),
-            Arg::U32(width),
-            Arg::U32(height),
+            (width, height),
             weights,
-            Arg::U32(w),
-            Arg::U32(code),
+            (w, code),
             Arg::buf(&tmp),
-        ];
+        );
         events.push(cl.launch("blur", hk, &hargs, groups, 1)?);
-        let vargs = [
+        let vargs = pass_args(
             Arg::buf(&tmp),
-            Arg::U32(width),
-            Arg::U32(height),
+            (width, height),
             weights,
-            Arg::U32(w),
-            Arg::U32(code),
+            (w, code),
             Arg::buf(dst),
-        ];
+        );
         events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
         return cl.finish(&events);
     }
     if kind == "u8" && gpu_fused(w) {
-        let xg = (width as usize).div_ceil(TILE_ITEMS);
-        let yg = (height as usize).div_ceil(FUSED_ROWS);
-        let args = [
-            Arg::buf(src),
-            Arg::U32(width),
-            Arg::U32(height),
-            weights,
-            Arg::U32(w),
-            Arg::U32(code),
-            Arg::buf(dst),
-            Arg::U32(xg as u32),
-        ];
-        events.push(cl.launch(
-            "blur",
-            "blur_fused_u8",
-            &args,
-            xg * yg * TILE_ITEMS,
-            TILE_ITEMS,
-        )?);
-        return cl.finish(&events);
+        let local = fused_local_bytes(w);
+        // Leave room for the driver's own use of local memory; else two passes.
+        if w as usize <= FUSED_COLUMNS && local as u64 + 1024 <= cl.info.local_mem_bytes {
+            let xg = (width as usize).div_ceil(FUSED_COLUMNS);
+            let strip = fused_strip(w, xg, height, cl.info.compute_units);
+            let yg = (height as usize).div_ceil(strip);
+            let span = FUSED_COLUMNS + 2 * w as usize;
+            let mut args = pass_args(
+                Arg::buf(src),
+                (width, height),
+                weights,
+                (w, code),
+                Arg::buf(dst),
+            )
+            .to_vec();
+            args.extend([
+                Arg::U32(xg as u32),
+                Arg::U32(strip as u32),
+                Arg::Local(2 * span * 4),
+                Arg::Local((2 * w as usize + 1) * FUSED_COLUMNS * 8),
+            ]);
+            events.push(cl.launch(
+                "blur",
+                "blur_fused_u8",
+                &args,
+                xg * yg * FUSED_COLUMNS,
+                FUSED_COLUMNS,
+            )?);
+            return cl.finish(&events);
+        }
     }
     // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)
     // about 1 ms, more than the w = 2 kernels themselves. The kernels see it as `D`s.
@@ -1018,16 +1078,15 @@ fn gpu_two_pass<S>(
     let tiles = (width as usize).div_ceil(tile);
     let groups = tiles * height as usize;
     let local_bytes = (tile + 2 * w as usize) * px_bytes;
-    let mut hargs = vec![
+    let mut hargs = pass_args(
         Arg::buf(src),
-        Arg::U32(width),
-        Arg::U32(height),
+        (width, height),
         weights,
-        Arg::U32(w),
-        Arg::U32(code),
+        (w, code),
         Arg::buf(tmp),
-        Arg::U32(tiles as u32),
-    ];
+    )
+    .to_vec();
+    hargs.extend([Arg::U32(tiles as u32)]);
     // Leave room for the driver's own use of local memory.
     if (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes {
         hargs.push(Arg::Local(local_bytes));
@@ -1037,16 +1096,15 @@ fn gpu_two_pass<S>(
     }
     let xg = (width as usize).div_ceil(TILE_ITEMS);
     let yg = (height as usize).div_ceil(V_ROWS);
-    let vargs = [
+    let mut vargs = pass_args(
         Arg::buf(tmp),
-        Arg::U32(width),
-        Arg::U32(height),
+        (width, height),
         weights,
-        Arg::U32(w),
-        Arg::U32(code),
+        (w, code),
         Arg::buf(dst),
-        Arg::U32(xg as u32),
-    ];
+    )
+    .to_vec();
+    vargs.extend([Arg::U32(xg as u32)]);
     events.push(cl.launch("blur", vk, &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?);
     cl.finish(&events)
 }

@@ -166,6 +166,30 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// More blur radii, run only when named in `--ops`: where the GPU's fused and two-pass
+/// kernels cross over (`CLPIX_BLUR_GPU=two-pass` forces the latter).
+fn radius_cases() -> Vec<Case> {
+    macro_rules! blur_case {
+        ($name:literal, $w:literal) => {
+            Case {
+                name: $name,
+                bytes_per_pixel: 8.0,
+                content: Content::Random,
+                run: |e, i| {
+                    e.gaussian_blur_device(i, &clpix::GaussianBlur::new($w))
+                        .map(drop)
+                },
+            }
+        };
+    }
+    vec![
+        blur_case!("blur_w4", 4),
+        blur_case!("blur_w12", 12),
+        blur_case!("blur_w16", 16),
+        blur_case!("blur_w40", 40),
+    ]
+}
+
 /// The f32 blur takes host f32 images only: the RGBA8 input converted once per thread and
 /// size (not timed after the first call), upload and download included in the timing.
 fn blur_f32_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()> {
@@ -265,11 +289,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ];
     println!("{}", lines[0]);
     let pixels = size as f64 * size as f64;
-    for case in cases() {
-        if ops
-            .as_ref()
-            .is_some_and(|o| !o.split(',').any(|n| n == case.name))
-        {
+    let named = |name: &str| {
+        ops.as_ref()
+            .is_some_and(|o| o.split(',').any(|n| n == name))
+    };
+    let extra = radius_cases().into_iter().filter(|c| named(c.name));
+    for case in cases().into_iter().chain(extra) {
+        if ops.is_some() && !named(case.name) {
             continue;
         }
         let img = image(size, case.content);
