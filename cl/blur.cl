@@ -59,6 +59,110 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
     return acc;
 }
 
+#ifdef CLPIX_VARIANT
+/* The fused RGBA8 blur specialised on its radius W and columns per work-item CPX
+   (CLPIX_VARIANT = W | CPX << 16; GPUs, small radii), built as a program of its own per
+   variant so that the 2W + 1 output rows in flight live in registers. A group of FX
+   work-items owns COLS = FX * CPX neighbouring columns (work-item l has columns l, l + FX, ...:
+   coalesced) and a strip of output rows. Row by row it stores the input row's COLS + 2W pixels
+   into local memory (loaded into registers during the previous row's arithmetic;
+   double-buffered, one barrier a row), each work-item filters its columns horizontally and
+   adds each filtered value times q[k] to the accumulators of the 2W + 1 output rows it belongs
+   to, and the oldest of them, now complete, is written. Rows come in unrolled runs of 2W + 1,
+   so that every accumulator has a fixed register. 8 bytes of DRAM traffic a pixel; the sums
+   are the two-pass kernels' integer sums. */
+#define W ((uint)(CLPIX_VARIANT & 0xffff))
+#define CPX ((uint)(CLPIX_VARIANT >> 16))
+#define TAPS (2u * W + 1u)
+#define FX 64u
+#define COLS (FX * CPX)
+#define FSPAN (COLS + 2u * W)
+#define FK ((FSPAN + FX - 1u) / FX)
+
+/* The FSPAN pixels of input row r (through the borders) a group needs, FK a work-item. */
+inline void reg_load(__global const uint* src, uint width, uint height, uint border, uint x0,
+                     long r, uint* pre) {
+    uint lid = get_local_id(0);
+    long rs = (r >= 0 && r < (long)height) ? r : blur_map(r, height, border);
+    __global const uint* row = src + (size_t)(rs < 0 ? 0 : rs) * width;
+#pragma unroll
+    for (uint m = 0; m < FK; ++m) {
+        uint k = lid + m * FX;
+        long p = (long)x0 + (long)k - (long)W;
+        uint v = 0u;
+        if (k < FSPAN && rs >= 0) {
+            if (p >= 0 && p < (long)width) {
+                v = row[p];
+            } else {
+                long s = blur_map(p, width, border);
+                v = s < 0 ? 0u : row[s];
+            }
+        }
+        pre[m] = v;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __constant uint* q,
+                       uint w, uint border, __global uint* dst, uint xg, uint strip,
+                       __local uint* tile) {
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint x0 = (g - sy * xg) * COLS;
+    long y0 = (long)sy * strip;
+    uint rows = (uint)(min(y0 + (long)strip, (long)height) - y0);
+    /* Whole runs of TAPS input rows, so that no barrier sits under a condition (PoCL's
+       compiler corrupted memory on that); rows past the strip are read but not written. */
+    uint nin = (rows + 2u * W + TAPS - 1u) / TAPS * TAPS;
+    uint qk[TAPS];
+    uint4 acc[CPX][TAPS];
+#pragma unroll
+    for (uint k = 0; k < TAPS; ++k) {
+        qk[k] = q[k];
+#pragma unroll
+        for (uint c = 0; c < CPX; ++c) acc[c][k] = (uint4)(0u);
+    }
+    uint pre[FK];
+    reg_load(src, width, height, border, x0, y0 - (long)W, pre);
+    for (uint j0 = 0; j0 < nin; j0 += TAPS) {
+#pragma unroll
+        for (uint u = 0; u < TAPS; ++u) {
+            uint j = j0 + u;
+            __local uint* tl = tile + (j & 1u) * FSPAN;
+#pragma unroll
+            for (uint m = 0; m < FK; ++m) {
+                uint k = lid + m * FX;
+                if (k < FSPAN) tl[k] = pre[m];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            reg_load(src, width, height, border, x0, y0 - (long)W + (long)j + 1, pre);
+            bool out = j >= 2u * W && j - 2u * W < rows;
+            __global uint* drow = dst + (size_t)(y0 + (long)j - 2 * (long)W) * width;
+#pragma unroll
+            for (uint c = 0; c < CPX; ++c) {
+                uint col = lid + c * FX;
+                uint4 h = qk[W] * unpack4(tl[col + W]);
+#pragma unroll
+                for (uint d = 1; d <= W; ++d)
+                    h += qk[W + d] * (unpack4(tl[col + W - d]) + unpack4(tl[col + W + d]));
+                uint4 t = (h + 128u) >> 8;
+                /* Input row j is tap k of output row j - k (slot (j - k) % TAPS; j0 % TAPS
+                   is 0). */
+#pragma unroll
+                for (uint k = 0; k < TAPS; ++k) acc[c][(u + TAPS - k) % TAPS] += qk[k] * t;
+                /* Output row j - 2W (slot (u + 1) % TAPS) is complete; rows before the strip
+                   (j < 2W) only clear their slot. */
+                uint4 done = acc[c][(u + 1u) % TAPS];
+                acc[c][(u + 1u) % TAPS] = (uint4)(0u);
+                if (out && x0 + col < width) drow[x0 + col] = pack4((done + (1u << 23)) >> 24);
+            }
+        }
+    }
+}
+
+#else /* every other kernel */
+
 #if CLPIX_CONTIGUOUS
 
 /* CPU devices: one work-item per group walks a range of rows, in blocks of 64 channel values
@@ -456,97 +560,6 @@ void blur_v_u8(__global const ushort* t, uint width, uint height, __global const
     }
 }
 
-/* Fused sliding window: one kernel, 8 bytes of DRAM traffic a pixel (read once, written once).
-   A group of SX work-items owns SX neighbouring columns and a strip of `strip` output rows. Row
-   by row it loads the input row's SX + 2w pixels into local memory (double-buffered: one barrier
-   a row), each work-item filters its column horizontally and keeps the result in a ring of the
-   last 2w + 1 filtered rows (local memory, its own column only, so the ring needs no barrier),
-   and once 2w + 1 rows are in, filters vertically and writes one output row. The horizontal
-   filter runs (strip + 2w) / strip times a pixel; weights are symmetric, so each pair of taps
-   costs one multiply. Integer sums are exact: the bits are those of the two-pass kernels.
-   Local memory: 2 (SX + 2w) uints of tile + (2w + 1) SX uint2 of ring. */
-#define SX 64u
-#define KMAX 3u
-
-/* The SX + 2w pixels of input row r (through the borders) that a fused group needs, KMAX a
-   work-item (0 where the row or column maps to no pixel). */
-inline void fused_load(__global const uint* src, uint width, uint height, uint border, uint x0,
-                       uint w, long r, uint span, uint* pre) {
-    uint lid = get_local_id(0);
-    long rs = (r >= 0 && r < (long)height) ? r : blur_map(r, height, border);
-    __global const uint* row = src + (size_t)(rs < 0 ? 0 : rs) * width;
-#pragma unroll
-    for (uint m = 0; m < KMAX; ++m) {
-        uint k = lid + m * SX;
-        long p = (long)x0 + (long)k - (long)w;
-        uint v = 0u;
-        if (k < span && rs >= 0) {
-            if (p >= 0 && p < (long)width) {
-                v = row[p];
-            } else {
-                long s = blur_map(p, width, border);
-                v = s < 0 ? 0u : row[s];
-            }
-        }
-        pre[m] = v;
-    }
-}
-__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-void blur_fused_u8(__global const uint* src, uint width, uint height, __constant uint* q,
-                   uint w, uint border, __global uint* dst, uint xg, uint strip,
-                   __local uint* tile, __local uint2* ring) {
-    uint lid = get_local_id(0);
-    uint g = get_group_id(0);
-    uint sy = g / xg;
-    uint x0 = (g - sy * xg) * SX;
-    uint x = x0 + lid;
-    long y0 = (long)sy * strip;
-    long y1 = min(y0 + (long)strip, (long)height);
-    uint span = SX + 2u * w;
-    uint taps = 2u * w + 1u;
-    uint nin = (uint)(y1 - y0) + 2u * w;
-    uint slot = 0;  /* ring slot of input row j: j % taps */
-    /* Row j's pixels are loaded into registers during row j - 1's arithmetic (KMAX a
-       work-item: span <= KMAX * SX), so that DRAM latency hides behind it. */
-    uint pre[KMAX];
-    fused_load(src, width, height, border, x0, w, y0 - (long)w, span, pre);
-    for (uint j = 0; j < nin; ++j) {
-        __local uint* tl = tile + (j & 1u) * span;
-#pragma unroll
-        for (uint m = 0; m < KMAX; ++m) {
-            uint k = lid + m * SX;
-            if (k < span) tl[k] = pre[m];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (j + 1u < nin) fused_load(src, width, height, border, x0, w,
-                                     y0 - (long)w + (long)j + 1, span, pre);
-        uint4 h = q[w] * unpack4(tl[lid + w]);
-        for (uint d = 1; d <= w; ++d)
-            h += q[w + d] * (unpack4(tl[lid + w - d]) + unpack4(tl[lid + w + d]));
-        uint4 t = (h + 128u) >> 8;
-        ring[slot * SX + lid] = (uint2)(t.x | (t.y << 16), t.z | (t.w << 16));
-        if (j >= 2u * w) {
-            /* Output row j - w from ring slots (j - 2w .. j) % taps: centre at (j - w) % taps. */
-            uint c = slot >= w ? slot - w : slot + taps - w;
-            uint2 tc = ring[c * SX + lid];
-            uint4 acc = q[w] * (uint4)(tc.x & 0xffffu, tc.x >> 16, tc.y & 0xffffu, tc.y >> 16);
-            uint lo = c, hi = c;
-            for (uint d = 1; d <= w; ++d) {
-                lo = lo == 0u ? taps - 1u : lo - 1u;
-                hi = hi + 1u == taps ? 0u : hi + 1u;
-                uint2 a = ring[lo * SX + lid];
-                uint2 b = ring[hi * SX + lid];
-                uint4 pair = (uint4)((a.x & 0xffffu) + (b.x & 0xffffu), (a.x >> 16) + (b.x >> 16),
-                                     (a.y & 0xffffu) + (b.y & 0xffffu), (a.y >> 16) + (b.y >> 16));
-                acc += q[w + d] * pair;
-            }
-            long y = y0 + (long)j - 2 * (long)w;
-            if (x < width) dst[(size_t)y * width + x] = pack4((acc + (1u << 23)) >> 24);
-        }
-        slot = slot + 1u == taps ? 0u : slot + 1u;
-    }
-}
-
 __kernel __attribute__((reqd_work_group_size(128, 1, 1)))
 void blur_h_f32(__global const float4* src, uint width, uint height, __global const float* wt,
                 uint w, uint border, __global float4* t, uint tiles, __local float4* tile) {
@@ -764,3 +777,5 @@ __kernel void blur_band_v_f32(__global const float* t, uint n, uint rows,
     }
 }
 #endif
+
+#endif /* CLPIX_VARIANT */

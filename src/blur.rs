@@ -37,13 +37,17 @@
 //! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
 //! when the tile does not fit the device's local memory a variant reads global memory
 //! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
-//! across the work-group); the intermediate buffer is pooled between calls. For small radii
-//! (w ≤ 2) one fused RGBA8 kernel runs instead: a group of 64 columns walks a strip of rows,
-//! loading each input row once into local memory (the next row's loads in flight during this
-//! row's arithmetic), keeping a ring of the last `2w + 1` filtered rows per column and writing
-//! each output row as soon as its rows are in: 8 bytes of DRAM traffic a pixel instead of 24.
-//! It wins at w = 2 and loses from w = 4 on (more instructions a pixel); `CLPIX_BLUR_GPU=fused`
-//! or `two-pass` forces either.
+//! across the work-group); the intermediate buffer is pooled between calls. For radii up to 6
+//! one fused RGBA8 kernel runs instead, built per radius (`-D CLPIX_VARIANT`) so that its state
+//! lives in registers: a group of 64 work-items owns 64 or 128 columns and walks a strip of
+//! rows, storing each input row once into local memory (the next row's loads in flight during
+//! this row's arithmetic), filtering its columns horizontally and adding each filtered value
+//! into the accumulators of the `2w + 1` output rows it belongs to, whose oldest is then
+//! written: 8 bytes of DRAM traffic a pixel instead of 24. On an H100 (8192²) it took 0.43 /
+//! 0.72 / 0.98 ms at w = 2 / 4 / 6 against 0.86 / 1.04 / 1.25 ms for the two passes; at
+//! w = 8 the accumulators crowd the registers and it lost (1.76 / 1.46 ms).
+//! `CLPIX_BLUR_GPU=registers` or `two-pass` forces either; `CLPIX_BLUR_COLUMNS=1|2` the
+//! columns a work-item of the fused kernel takes (2 up to w = 4 by default).
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -867,44 +871,65 @@ const TILE_PX: usize = 4;
 /// Output rows per work-item of the GPU vertical pass.
 const V_ROWS: usize = 8;
 
-/// Columns of a group of the fused GPU kernel (SX in cl/blur.cl), one a work-item.
+/// Work-items of a group of the fused GPU kernel (FX in cl/blur.cl).
 const FUSED_COLUMNS: usize = 64;
 
-/// Local memory of the fused GPU kernel at radius `w`: two row tiles of `64 + 2w` pixels and
-/// a ring of `2w + 1` filtered rows of 8 bytes a column.
-fn fused_local_bytes(w: u32) -> usize {
-    let w = w as usize;
-    2 * (FUSED_COLUMNS + 2 * w) * 4 + (2 * w + 1) * FUSED_COLUMNS * 8
-}
+/// The largest radius of the register-specialised fused kernel (one program per radius).
+const REGISTER_MAX_RADIUS: usize = 16;
 
-/// Output rows a group of the fused GPU kernel walks: long strips keep the `2w` rows of
-/// vertical halo (filtered twice) small against the strip, but the grid must still fill the
-/// device (a few groups per compute unit). On an H100 at w = 2, strips of 32 / 64 / 128 / 256
-/// rows took 0.806 / 0.791 / 0.803 / 0.826 ms (8192²).
-fn fused_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
-    let mut strip = (16 * w as usize).clamp(64, 512);
+/// The largest radius at which GPUs take the register kernel by default. Measured on an H100
+/// (8192², kernel time, register kernel / two passes): w = 2 0.433 / 0.863 ms, w = 4 0.759 /
+/// 1.040, w = 6 1.094 / 1.245, w = 8 1.764 / 1.461 ms (there the accumulators of 17 rows
+/// crowd the registers).
+const REGISTER_DEFAULT_RADIUS: u32 = 6;
+
+/// Output rows a group of the register kernel walks: about `target` input rows, a whole
+/// number of runs of `2w + 1` (the kernel's unrolled step, so that no row is read in vain),
+/// while the grid still fills the device.
+fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
+    // Measured on an H100 (8192², w = 2 / 4 / 6, ms): about 64 rows 0.425 / 0.758 / 1.045,
+    // 128 rows 0.444 / 0.724 / 0.995, 256 rows 0.441 / 0.762 / 0.978.
+    let target = (32 * w as usize).max(64);
+    let (w, taps) = (w as usize, 2 * w as usize + 1);
     let want = 8 * compute_units.max(1) as usize;
-    while strip > 16 && xg * (height as usize).div_ceil(strip) < want {
-        strip /= 2;
+    let mut runs = (target + 2 * w).div_ceil(taps).max(1);
+    loop {
+        let strip = (runs * taps).saturating_sub(2 * w).max(1);
+        if runs == 1 || xg * (height as usize).div_ceil(strip) >= want {
+            return strip;
+        }
+        runs = runs.div_ceil(2);
     }
-    strip
 }
 
-/// The largest radius at which GPUs take the fused RGBA8 kernel by default. Measured on an
-/// H100 (8192², kernel time, fused / two-pass): w = 2 0.791 / 0.865 ms, w = 4 1.17 / 1.04,
-/// w = 8 1.92 / 1.46, w = 25 5.7 / 3.46: the fused kernel re-filters no intermediate from DRAM
-/// but issues more instructions a pixel (ring bookkeeping, one column a work-item), which
-/// costs more than the traffic it saves from w = 4 on.
-const FUSED_MAX_RADIUS: u32 = 2;
+/// Columns a work-item of the register kernel filters at radius `w` (its accumulators and
+/// unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to measure.
+fn register_columns(w: u32) -> usize {
+    match std::env::var("CLPIX_BLUR_COLUMNS").as_deref() {
+        Ok("1") => 1,
+        Ok("2") => 2,
+        _ if w <= 4 => 2,
+        _ => 1,
+    }
+}
 
-/// Whether a GPU runs the RGBA8 blur as one fused kernel or as two passes through an
-/// intermediate image: fused up to [`FUSED_MAX_RADIUS`] (where its ring fits the device's local
-/// memory). `CLPIX_BLUR_GPU=fused` or `two-pass` forces the choice, to measure both.
-fn gpu_fused(w: u32) -> bool {
+/// The RGBA8 blur kernels of a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GpuBlur {
+    /// One kernel, built per radius, the output rows in flight in registers.
+    FusedRegisters,
+    /// Horizontal pass into an intermediate image, then the vertical pass.
+    TwoPass,
+}
+
+/// Which RGBA8 kernels a GPU runs at radius `w`. `CLPIX_BLUR_GPU=registers` (up to
+/// [`REGISTER_MAX_RADIUS`]) or `two-pass` forces a choice, to measure both.
+fn gpu_kernel(w: u32) -> GpuBlur {
     match std::env::var("CLPIX_BLUR_GPU").as_deref() {
-        Ok("fused") => true,
-        Ok("two-pass") => false,
-        _ => w <= FUSED_MAX_RADIUS,
+        Ok("registers") => GpuBlur::FusedRegisters,
+        Ok("two-pass") => GpuBlur::TwoPass,
+        _ if w <= REGISTER_DEFAULT_RADIUS => GpuBlur::FusedRegisters,
+        _ => GpuBlur::TwoPass,
     }
 }
 
@@ -1005,14 +1030,14 @@ fn cl_passes<S, D>(
         events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
         return cl.finish(&events);
     }
-    if kind == "u8" && gpu_fused(w) {
-        let local = fused_local_bytes(w);
-        // Leave room for the driver's own use of local memory; else two passes.
-        if w as usize <= FUSED_COLUMNS && local as u64 + 1024 <= cl.info.local_mem_bytes {
-            let xg = (width as usize).div_ceil(FUSED_COLUMNS);
-            let strip = fused_strip(w, xg, height, cl.info.compute_units);
+    if kind == "u8" {
+        let choice = gpu_kernel(w);
+        if choice == GpuBlur::FusedRegisters && w as usize <= REGISTER_MAX_RADIUS {
+            let per_item = register_columns(w);
+            let cols = FUSED_COLUMNS * per_item;
+            let xg = (width as usize).div_ceil(cols);
+            let strip = register_strip(w, xg, height, cl.info.compute_units);
             let yg = (height as usize).div_ceil(strip);
-            let span = FUSED_COLUMNS + 2 * w as usize;
             let mut args = pass_args(
                 Arg::buf(src),
                 (width, height),
@@ -1024,12 +1049,11 @@ fn cl_passes<S, D>(
             args.extend([
                 Arg::U32(xg as u32),
                 Arg::U32(strip as u32),
-                Arg::Local(2 * span * 4),
-                Arg::Local((2 * w as usize + 1) * FUSED_COLUMNS * 8),
+                Arg::Local(2 * (cols + 2 * w as usize) * 4),
             ]);
-            events.push(cl.launch(
-                "blur",
-                "blur_fused_u8",
+            events.push(cl.launch_variant(
+                ("blur", w | (per_item as u32) << 16),
+                "blur_fused_reg_u8",
                 &args,
                 xg * yg * FUSED_COLUMNS,
                 FUSED_COLUMNS,

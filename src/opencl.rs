@@ -353,6 +353,9 @@ impl Arg {
     }
 }
 
+/// A pooled kernel: its program, the program's variant and the kernel's name.
+type KernelKey = (&'static str, u32, &'static str);
+
 /// Idle scratch buffers by name, each with its element count.
 type ScratchPool = HashMap<&'static str, Vec<(usize, Buffer<u32>)>>;
 
@@ -371,10 +374,10 @@ pub(crate) struct ClEngine {
     /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
     /// checked against the device's own limit only: the cap shapes the plan, not bookkeeping.
     pub max_buffer_bytes: u64,
-    programs: Mutex<HashMap<&'static str, Arc<Program>>>,
+    programs: Mutex<HashMap<(&'static str, u32), Arc<Program>>>,
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
-    kernels: Mutex<HashMap<(&'static str, &'static str), Vec<Kernel>>>,
+    kernels: Mutex<HashMap<KernelKey, Vec<Kernel>>>,
     /// Idle scratch buffers by name, with their element counts (see [`ClEngine::take_scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
@@ -498,14 +501,25 @@ impl ClEngine {
 
     /// The built program `name` (a file `cl/<name>.cl`), built on first use and cached.
     pub(crate) fn program(&self, name: &'static str) -> Result<Arc<Program>> {
-        if let Some(p) = lock(&self.programs).get(name) {
+        self.program_variant(name, 0)
+    }
+
+    /// The program `name` built with `-D CLPIX_VARIANT=variant` (none for 0), for kernels
+    /// specialised on a value known only at run time (the fused blur on its radius); each
+    /// variant is built on first use and cached.
+    pub(crate) fn program_variant(&self, name: &'static str, variant: u32) -> Result<Arc<Program>> {
+        if let Some(p) = lock(&self.programs).get(&(name, variant)) {
             return Ok(p.clone());
         }
         let src = self.source(name)?;
         let mut program = Program::create_from_source(&self.context, &src)
             .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
         let id = self.device_id as cl_device_id;
-        if let Err(e) = program.build(&[id], &self.build_options) {
+        let options = match variant {
+            0 => self.build_options.clone(),
+            v => format!("{} -D CLPIX_VARIANT={v}", self.build_options),
+        };
+        if let Err(e) = program.build(&[id], &options) {
             let log = program.get_build_log(id).unwrap_or_default();
             return Err(Error::KernelBuild {
                 program: name,
@@ -519,7 +533,9 @@ impl ClEngine {
         }
         let program = Arc::new(program);
         // Two threads may have built it at once; either copy is fine.
-        lock(&self.programs).entry(name).or_insert(program.clone());
+        lock(&self.programs)
+            .entry((name, variant))
+            .or_insert(program.clone());
         Ok(program)
     }
 
@@ -533,9 +549,22 @@ impl ClEngine {
         global: usize,
         local: usize,
     ) -> Result<Event> {
-        let prog = self.program(program)?;
+        self.launch_variant((program, 0), kernel, args, global, local)
+    }
+
+    /// [`launch`](Self::launch) for a kernel of a program variant (see
+    /// [`program_variant`](Self::program_variant)).
+    pub(crate) fn launch_variant(
+        &self,
+        (program, variant): (&'static str, u32),
+        kernel: &'static str,
+        args: &[Arg],
+        global: usize,
+        local: usize,
+    ) -> Result<Event> {
+        let prog = self.program_variant(program, variant)?;
         let pooled = lock(&self.kernels)
-            .get_mut(&(program, kernel))
+            .get_mut(&(program, variant, kernel))
             .and_then(|v| v.pop());
         let k = match pooled {
             Some(k) => k,
@@ -590,7 +619,7 @@ impl ClEngine {
         drop(serial);
 
         lock(&self.kernels)
-            .entry((program, kernel))
+            .entry((program, variant, kernel))
             .or_default()
             .push(k);
         result

@@ -1,7 +1,7 @@
-//! The fused GPU blur kernel at every radius it accepts, forced with `CLPIX_BLUR_GPU=fused`
-//! (by default GPUs take it only at small radii), against the CPU path, exactly. Its own test
-//! binary with one test: the variable is set before any engine runs, with no other test
-//! thread reading the environment.
+//! The fused GPU blur kernel at every radius it is built for (1 to 16; by default GPUs take it
+//! up to 6) and with one and two columns a work-item, forced with `CLPIX_BLUR_GPU=registers`
+//! and `CLPIX_BLUR_COLUMNS`, against the CPU path, exactly. Its own test binary with one test:
+//! the variables are set with no other test thread reading the environment.
 
 mod common;
 
@@ -39,20 +39,29 @@ fn border() -> impl Strategy<Value = Border> {
 
 #[test]
 fn fused_kernel_matches_cpu_at_every_radius() {
-    std::env::set_var("CLPIX_BLUR_GPU", "fused");
     let engines = gpu_layout_engines();
     let cpu = Engine::cpu();
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(48));
-    let strategy = (test_image(), 1..=70u32, border(), 0.3f64..30.0);
-    runner
-        .run(&strategy, |(img, radius, border, sigma)| {
-            let blur = GaussianBlur::new(radius).sigma(sigma).border(border);
-            let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
-            for e in &engines {
-                let got = e.gaussian_blur(img.view(), &blur).unwrap();
-                prop_assert!(got == expected, "{} {:?} {:?}", e.backend(), img, blur);
-            }
-            Ok(())
-        })
-        .unwrap();
+    for (kernel, columns, max_radius) in [("registers", "1", 16u32), ("registers", "2", 16)] {
+        std::env::set_var("CLPIX_BLUR_GPU", kernel);
+        std::env::set_var("CLPIX_BLUR_COLUMNS", columns);
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(30));
+        let strategy = (test_image(), 1..=max_radius, border(), 0.3f64..30.0);
+        runner
+            .run(&strategy, |(img, radius, border, sigma)| {
+                let blur = GaussianBlur::new(radius).sigma(sigma).border(border);
+                let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+                for e in &engines {
+                    let got = e.gaussian_blur(img.view(), &blur).unwrap();
+                    prop_assert!(
+                        got == expected,
+                        "{kernel}: {} {:?} {:?}",
+                        e.backend(),
+                        img,
+                        blur
+                    );
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
 }

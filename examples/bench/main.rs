@@ -184,6 +184,7 @@ fn radius_cases() -> Vec<Case> {
     }
     vec![
         blur_case!("blur_w4", 4),
+        blur_case!("blur_w6", 6),
         blur_case!("blur_w12", 12),
         blur_case!("blur_w16", 16),
         blur_case!("blur_w40", 40),
