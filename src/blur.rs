@@ -45,7 +45,7 @@
 //! into the accumulators of the `2w + 1` output rows it belongs to, whose oldest is then
 //! written: 8 bytes of DRAM traffic a pixel instead of 24. On an H100 (8192²) it took 0.43 /
 //! 0.72 / 0.98 ms at w = 2 / 4 / 6 against 0.86 / 1.04 / 1.25 ms for the two passes; at
-//! w = 8 the accumulators crowd the registers and it lost (1.76 / 1.46 ms).
+//! w = 8 the accumulators crowd the registers and it lost (1.57 / 1.46 ms).
 //! `CLPIX_BLUR_GPU=registers` or `two-pass` forces either; `CLPIX_BLUR_COLUMNS=1|2` the
 //! columns a work-item of the fused kernel takes (2 up to w = 4 by default).
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
@@ -878,9 +878,9 @@ const FUSED_COLUMNS: usize = 64;
 const REGISTER_MAX_RADIUS: usize = 16;
 
 /// The largest radius at which GPUs take the register kernel by default. Measured on an H100
-/// (8192², kernel time, register kernel / two passes): w = 2 0.433 / 0.863 ms, w = 4 0.759 /
-/// 1.040, w = 6 1.094 / 1.245, w = 8 1.764 / 1.461 ms (there the accumulators of 17 rows
-/// crowd the registers).
+/// (8192², kernel time, register kernel / two passes): w = 2 0.422 / 0.861 ms, w = 4 0.725 /
+/// 1.038, w = 6 0.991 / 1.241, w = 8 1.574 / 1.458, w = 12 3.10 / 1.92 ms (the accumulators of
+/// 2w + 1 rows crowd the registers).
 const REGISTER_DEFAULT_RADIUS: u32 = 6;
 
 /// Output rows a group of the register kernel walks: about `target` input rows, a whole
