@@ -1051,14 +1051,25 @@ fn cl_passes<S, D>(
                 Arg::U32(strip as u32),
                 Arg::Local(2 * (cols + 2 * w as usize) * 4),
             ]);
-            events.push(cl.launch_variant(
+            match cl.launch_variant(
                 ("blur", w | (per_item as u32) << 16),
                 "blur_fused_reg_u8",
                 &args,
                 xg * yg * FUSED_COLUMNS,
                 FUSED_COLUMNS,
-            )?);
-            return cl.finish(&events);
+            ) {
+                Ok(event) => {
+                    events.push(event);
+                    return cl.finish(&events);
+                }
+                // A compiler that cannot build the specialised kernel (its unrolled code and
+                // registers) leaves the two passes, which give the same bits.
+                Err(e @ Error::KernelBuild { .. }) => log::warn!(
+                    "the fused blur kernel (w = {w}) did not build on {}; two passes instead: {e}",
+                    cl.info.name
+                ),
+                Err(e) => return Err(e),
+            }
         }
     }
     // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)

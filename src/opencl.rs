@@ -380,6 +380,9 @@ pub(crate) struct ClEngine {
     kernels: Mutex<HashMap<KernelKey, Vec<Kernel>>>,
     /// Idle scratch buffers by name, with their element counts (see [`ClEngine::take_scratch`]).
     scratch: Mutex<ScratchPool>,
+    /// Build logs of program variants that did not build, so that a caller falling back to
+    /// another kernel does not pay for the failed build again on every call.
+    failed_variants: Mutex<HashMap<(&'static str, u32), String>>,
     /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
     /// buffer per call cost more than the kernel on a GPU.
     partials: Mutex<Vec<Buffer<u64>>>,
@@ -469,6 +472,7 @@ impl ClEngine {
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
             scratch: Mutex::new(HashMap::new()),
+            failed_variants: Mutex::new(HashMap::new()),
             partials: Mutex::new(Vec::new()),
         })
     }
@@ -511,6 +515,13 @@ impl ClEngine {
         if let Some(p) = lock(&self.programs).get(&(name, variant)) {
             return Ok(p.clone());
         }
+        if let Some(log) = lock(&self.failed_variants).get(&(name, variant)) {
+            return Err(Error::KernelBuild {
+                program: name,
+                device: self.info.name.clone(),
+                log: log.clone(),
+            });
+        }
         let src = self.source(name)?;
         let mut program = Program::create_from_source(&self.context, &src)
             .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
@@ -521,14 +532,18 @@ impl ClEngine {
         };
         if let Err(e) = program.build(&[id], &options) {
             let log = program.get_build_log(id).unwrap_or_default();
+            let log = if log.trim().is_empty() {
+                format!("(empty build log; clBuildProgram returned {})", e.0)
+            } else {
+                log
+            };
+            if variant != 0 {
+                lock(&self.failed_variants).insert((name, variant), log.clone());
+            }
             return Err(Error::KernelBuild {
                 program: name,
                 device: self.info.name.clone(),
-                log: if log.trim().is_empty() {
-                    format!("(empty build log; clBuildProgram returned {})", e.0)
-                } else {
-                    log
-                },
+                log,
             });
         }
         let program = Arc::new(program);
