@@ -183,6 +183,8 @@ fn radius_cases() -> Vec<Case> {
         };
     }
     vec![
+        blur_case!("blur_w1", 1),
+        blur_case!("blur_w3", 3),
         blur_case!("blur_w4", 4),
         blur_case!("blur_w6", 6),
         blur_case!("blur_w12", 12),
