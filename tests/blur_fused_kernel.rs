@@ -45,7 +45,13 @@ fn fused_kernel_matches_cpu_at_every_radius() {
     for (kernel, columns, max_radius) in [("registers", "1", 16u32), ("registers", "2", 16)] {
         std::env::set_var("CLPIX_BLUR_GPU", kernel);
         std::env::set_var("CLPIX_BLUR_COLUMNS", columns);
-        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(30));
+        // A runner made by hand has no source file to persist failures beside: none kept.
+        let config = ProptestConfig {
+            cases: 30,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        };
+        let mut runner = proptest::test_runner::TestRunner::new(config);
         let strategy = (test_image(), 1..=max_radius, border(), 0.3f64..30.0);
         runner
             .run(&strategy, |(img, radius, border, sigma)| {
