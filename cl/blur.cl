@@ -79,6 +79,8 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
 #define FSPAN (COLS + 2u * W)
 #define FK ((FSPAN + FX - 1u) / FX)
 
+/* The kernel takes the arguments every blur kernel begins with; its radius argument w is W. */
+
 /* The FSPAN pixels of input row r (through the borders) a group needs, FK a work-item. */
 inline void reg_load(__global const uint* src, uint width, uint height, uint border, uint x0,
                      long r, uint* pre) {

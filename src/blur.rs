@@ -875,7 +875,7 @@ const V_ROWS: usize = 8;
 const FUSED_COLUMNS: usize = 64;
 
 /// The largest radius of the register-specialised fused kernel (one program per radius).
-const REGISTER_MAX_RADIUS: usize = 16;
+const REGISTER_MAX_RADIUS: u32 = 16;
 
 /// The largest radius at which GPUs take the register kernel by default. Measured on an H100
 /// (8192², kernel time, register kernel / two passes): w = 2 0.422 / 0.861 ms, w = 4 0.725 /
@@ -903,8 +903,8 @@ fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
 }
 
 /// Columns a work-item of the register kernel filters at radius `w` (its accumulators and
-/// unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to measure (4 lost on an H100: 0.455 against
-/// 0.426 ms at w = 2).
+/// unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to measure (4 lost on
+/// an H100: 0.455 against 0.426 ms at w = 2).
 fn register_columns(w: u32) -> usize {
     match std::env::var("CLPIX_BLUR_COLUMNS").as_deref() {
         Ok("1") => 1,
@@ -926,24 +926,29 @@ enum GpuBlur {
 /// Which RGBA8 kernels a GPU runs at radius `w`. `CLPIX_BLUR_GPU=registers` (up to
 /// [`REGISTER_MAX_RADIUS`]) or `two-pass` forces a choice, to measure both.
 fn gpu_kernel(w: u32) -> GpuBlur {
-    match std::env::var("CLPIX_BLUR_GPU").as_deref() {
-        Ok("registers") => GpuBlur::FusedRegisters,
-        Ok("two-pass") => GpuBlur::TwoPass,
-        _ if w <= REGISTER_DEFAULT_RADIUS => GpuBlur::FusedRegisters,
-        _ => GpuBlur::TwoPass,
+    let limit = match std::env::var("CLPIX_BLUR_GPU").as_deref() {
+        Ok("registers") => REGISTER_MAX_RADIUS,
+        Ok("two-pass") => 0,
+        _ => REGISTER_DEFAULT_RADIUS,
+    };
+    if (1..=limit).contains(&w) {
+        GpuBlur::FusedRegisters
+    } else {
+        GpuBlur::TwoPass
     }
 }
 
-/// The arguments every blur kernel begins with: (input, width, height, weights, w, border,
-/// output).
+/// A blur kernel's arguments: the ones every blur kernel begins with (input, width, height,
+/// weights, w, border, output), then `rest`.
 fn pass_args(
     input: Arg,
     (width, height): (u32, u32),
     weights: Arg,
     (w, code): (u32, u32),
     output: Arg,
-) -> [Arg; 7] {
-    [
+    rest: &[Arg],
+) -> Vec<Arg> {
+    let mut args = vec![
         input,
         Arg::U32(width),
         Arg::U32(height),
@@ -951,7 +956,9 @@ fn pass_args(
         Arg::U32(w),
         Arg::U32(code),
         output,
-    ]
+    ];
+    args.extend_from_slice(rest);
+    args
 }
 
 fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
@@ -1000,15 +1007,14 @@ fn cl_passes<S, D>(
         let ring_bytes = ring_elems as u64 * std::mem::size_of::<D>() as u64;
         if 2 * (w as usize) <= rows && ring_bytes <= cl.max_buffer_bytes {
             let ring = large_buffer::<D>(cl, ring_elems, "the blur's row rings")?;
-            let mut args = pass_args(
+            let args = pass_args(
                 Arg::buf(src),
                 (width, height),
                 weights,
                 (w, code),
                 Arg::buf(&ring),
-            )
-            .to_vec();
-            args.extend([Arg::buf(dst)]);
+                &[Arg::buf(dst)],
+            );
             events.push(cl.launch("blur", ring_k, &args, groups, 1)?);
             return cl.finish(&events);
         }
@@ -1019,6 +1025,7 @@ fn cl_passes<S, D>(
             weights,
             (w, code),
             Arg::buf(&tmp),
+            &[],
         );
         events.push(cl.launch("blur", hk, &hargs, groups, 1)?);
         let vargs = pass_args(
@@ -1027,51 +1034,16 @@ fn cl_passes<S, D>(
             weights,
             (w, code),
             Arg::buf(dst),
+            &[],
         );
         events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
         return cl.finish(&events);
     }
-    if kind == "u8" {
-        let choice = gpu_kernel(w);
-        if choice == GpuBlur::FusedRegisters && w as usize <= REGISTER_MAX_RADIUS {
-            let per_item = register_columns(w);
-            let cols = FUSED_COLUMNS * per_item;
-            let xg = (width as usize).div_ceil(cols);
-            let strip = register_strip(w, xg, height, cl.info.compute_units);
-            let yg = (height as usize).div_ceil(strip);
-            let mut args = pass_args(
-                Arg::buf(src),
-                (width, height),
-                weights,
-                (w, code),
-                Arg::buf(dst),
-            )
-            .to_vec();
-            args.extend([
-                Arg::U32(xg as u32),
-                Arg::U32(strip as u32),
-                Arg::Local(2 * (cols + 2 * w as usize) * 4),
-            ]);
-            match cl.launch_variant(
-                ("blur", w | (per_item as u32) << 16),
-                "blur_fused_reg_u8",
-                &args,
-                xg * yg * FUSED_COLUMNS,
-                FUSED_COLUMNS,
-            ) {
-                Ok(event) => {
-                    events.push(event);
-                    return cl.finish(&events);
-                }
-                // A compiler that cannot build the specialised kernel (its unrolled code and
-                // registers) leaves the two passes, which give the same bits.
-                Err(e @ Error::KernelBuild { .. }) => log::warn!(
-                    "the fused blur kernel (w = {w}) did not build on {}; two passes instead: {e}",
-                    cl.info.name
-                ),
-                Err(e) => return Err(e),
-            }
-        }
+    if kind == "u8"
+        && gpu_kernel(w) == GpuBlur::FusedRegisters
+        && gpu_fused_u8(cl, src, dst, weights, (width, height), blur)?
+    {
+        return Ok(());
     }
     // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)
     // about 1 ms, more than the w = 2 kernels themselves. The kernels see it as `D`s.
@@ -1090,6 +1062,54 @@ fn cl_passes<S, D>(
     );
     cl.give_scratch(GPU_INTERMEDIATE, count, tmp);
     result
+}
+
+/// The fused RGBA8 kernel built for radius `blur.radius` (1 to [`REGISTER_MAX_RADIUS`]) from
+/// `src` into `dst`. `Ok(false)` when this device's compiler cannot build it (its unrolled
+/// code and registers): the caller runs the two passes, which give the same bits.
+fn gpu_fused_u8<S>(
+    cl: &Arc<ClEngine>,
+    src: &opencl3::memory::Buffer<S>,
+    dst: &opencl3::memory::Buffer<S>,
+    weights: Arg,
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+) -> Result<bool> {
+    let (w, code) = (blur.radius, blur.border.code());
+    let per_item = register_columns(w);
+    let cols = FUSED_COLUMNS * per_item;
+    let xg = (width as usize).div_ceil(cols);
+    let strip = register_strip(w, xg, height, cl.info.compute_units);
+    let yg = (height as usize).div_ceil(strip);
+    let args = pass_args(
+        Arg::buf(src),
+        (width, height),
+        weights,
+        (w, code),
+        Arg::buf(dst),
+        &[
+            Arg::U32(xg as u32),
+            Arg::U32(strip as u32),
+            Arg::Local(2 * (cols + 2 * w as usize) * 4),
+        ],
+    );
+    match cl.launch_variant(
+        ("blur", w | (per_item as u32) << 16),
+        "blur_fused_reg_u8",
+        &args,
+        xg * yg * FUSED_COLUMNS,
+        FUSED_COLUMNS,
+    ) {
+        Ok(event) => cl.finish(&[event]).map(|()| true),
+        Err(e @ Error::KernelBuild { .. }) => {
+            log::warn!(
+                "the fused blur kernel (w = {w}) did not build on {}; two passes instead: {e}",
+                cl.info.name
+            );
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Scratch-pool name of the GPU blur's intermediate image.
@@ -1120,9 +1140,8 @@ fn gpu_two_pass<S>(
         weights,
         (w, code),
         Arg::buf(tmp),
-    )
-    .to_vec();
-    hargs.extend([Arg::U32(tiles as u32)]);
+        &[Arg::U32(tiles as u32)],
+    );
     // Leave room for the driver's own use of local memory.
     if (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes {
         hargs.push(Arg::Local(local_bytes));
@@ -1132,15 +1151,14 @@ fn gpu_two_pass<S>(
     }
     let xg = (width as usize).div_ceil(TILE_ITEMS);
     let yg = (height as usize).div_ceil(V_ROWS);
-    let mut vargs = pass_args(
+    let vargs = pass_args(
         Arg::buf(tmp),
         (width, height),
         weights,
         (w, code),
         Arg::buf(dst),
-    )
-    .to_vec();
-    vargs.extend([Arg::U32(xg as u32)]);
+        &[Arg::U32(xg as u32)],
+    );
     events.push(cl.launch("blur", vk, &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?);
     cl.finish(&events)
 }

@@ -16,17 +16,17 @@ fn gpu_layout_engines() -> Vec<Engine> {
         layout: clpix::KernelLayout::Coalesced,
         ..Default::default()
     };
-    let mut engines = opencl_engines(); // fails loudly in CI when no device is found
-    engines.retain(|e| e.device().is_some());
-    let mut out = Vec::new();
-    for e in &engines {
-        if let Some(d) = e.device() {
-            if !out.iter().any(|o: &Engine| o.device() == Some(d)) {
-                out.push(Engine::with_device_config(d, &config).expect("device opens"));
-            }
+    // Through opencl_engines, which fails loudly in CI when no device is found.
+    let mut devices: Vec<clpix::DeviceInfo> = Vec::new();
+    for e in opencl_engines() {
+        if let Some(d) = e.device().filter(|d| !devices.contains(d)) {
+            devices.push(d.clone());
         }
     }
-    out
+    devices
+        .iter()
+        .map(|d| Engine::with_device_config(d, &config).expect("device opens"))
+        .collect()
 }
 
 fn border() -> impl Strategy<Value = Border> {

@@ -23,6 +23,21 @@ pub enum Content {
     Constant,
 }
 
+/// A case blurring the RGBA8 image on the device at radius `$w`.
+macro_rules! blur_case {
+    ($name:literal, $w:literal) => {
+        Case {
+            name: $name,
+            bytes_per_pixel: 8.0,
+            content: Content::Random,
+            run: |e, i| {
+                e.gaussian_blur_device(i, &clpix::GaussianBlur::new($w))
+                    .map(drop)
+            },
+        }
+    };
+}
+
 fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -43,33 +58,9 @@ fn cases() -> Vec<Case> {
             content: Content::Random,
             run: |e, i| e.luminance_stats(i).map(drop),
         },
-        Case {
-            name: "blur_w2",
-            bytes_per_pixel: 8.0,
-            content: Content::Random,
-            run: |e, i| {
-                e.gaussian_blur_device(i, &clpix::GaussianBlur::new(2))
-                    .map(drop)
-            },
-        },
-        Case {
-            name: "blur_w8",
-            bytes_per_pixel: 8.0,
-            content: Content::Random,
-            run: |e, i| {
-                e.gaussian_blur_device(i, &clpix::GaussianBlur::new(8))
-                    .map(drop)
-            },
-        },
-        Case {
-            name: "blur_w25",
-            bytes_per_pixel: 8.0,
-            content: Content::Random,
-            run: |e, i| {
-                e.gaussian_blur_device(i, &clpix::GaussianBlur::new(25))
-                    .map(drop)
-            },
-        },
+        blur_case!("blur_w2", 2),
+        blur_case!("blur_w8", 8),
+        blur_case!("blur_w25", 25),
         Case {
             name: "blur_f32_w8",
             bytes_per_pixel: 32.0,
@@ -169,19 +160,6 @@ fn cases() -> Vec<Case> {
 /// More blur radii, run only when named in `--ops`: where the GPU's fused and two-pass
 /// kernels cross over (`CLPIX_BLUR_GPU=two-pass` forces the latter).
 fn radius_cases() -> Vec<Case> {
-    macro_rules! blur_case {
-        ($name:literal, $w:literal) => {
-            Case {
-                name: $name,
-                bytes_per_pixel: 8.0,
-                content: Content::Random,
-                run: |e, i| {
-                    e.gaussian_blur_device(i, &clpix::GaussianBlur::new($w))
-                        .map(drop)
-                },
-            }
-        };
-    }
     vec![
         blur_case!("blur_w1", 1),
         blur_case!("blur_w3", 3),
@@ -296,11 +274,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ops.as_ref()
             .is_some_and(|o| o.split(',').any(|n| n == name))
     };
-    let extra = radius_cases().into_iter().filter(|c| named(c.name));
-    for case in cases().into_iter().chain(extra) {
-        if ops.is_some() && !named(case.name) {
-            continue;
-        }
+    let selected = cases()
+        .into_iter()
+        .filter(|c| ops.is_none() || named(c.name))
+        .chain(radius_cases().into_iter().filter(|c| named(c.name)));
+    for case in selected {
         let img = image(size, case.content);
         for e in &engines {
             let is_cl = e.device().is_some();
