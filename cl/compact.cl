@@ -25,6 +25,8 @@
  *   compact_scatter    each group places its pixels at ghist[b * G + g] onwards, in scan order
  *                      within a bin (a per-bin bit mask of the work-items gives each one its
  *                      rank among equal luminance in a sub-tile).
+ * CPU devices also have compact_relocate_hits and compact_scatter_hits, which write whole
+ * PixelHit records (x, y, L, RGBA) instead of index and pixel: the host then copies nothing.
  */
 
 #if CLPIX_CONTIGUOUS
@@ -95,67 +97,160 @@ __kernel void compact_count(__global const uint* px, uint n, uint wmin, __global
     counts[g] = c;
 }
 
-/* Blocks of pixels: the positions of the kept ones are collected without a branch per pixel
-   (half kept at random would mispredict half the time), then those pixels are written. */
+/* Blocks of pixels: the bins of a whole block first (1023 - L for a kept pixel, DROPPED for
+   the others; a loop the compiler vectorises), then the positions of the kept ones without a
+   branch per pixel (half kept at random would mispredict half the time), then those pixels. */
 #define KBLOCK 256u
+#define DROPPED 1024u
+
+inline void block_bins(__global const uint* px, uint t, uint len, uint wmin, ushort* bins) {
+    for (uint j = 0; j < len; ++j) {
+        uint s = clpix_wsum(px[t + j]);
+        bins[j] = s >= wmin ? (ushort)(CLPIX_MAX_LUMA - clpix_luma_of_wsum(s)) : (ushort)DROPPED;
+    }
+}
+
+inline uint kept_positions(const ushort* bins, uint len, ushort* kp) {
+    uint k = 0;
+    for (uint j = 0; j < len; ++j) {
+        kp[k] = (ushort)j;
+        k += bins[j] != DROPPED;
+    }
+    return k;
+}
+
+/* Scan position i of a part of `cols` columns at (x0, y0) as image coordinates, for positions
+   visited in increasing order (a running row, no division per pixel). */
+typedef struct {
+    uint cols, x0, y0, row, row_start;
+} Walk;
+
+inline Walk walk_from(uint b, uint cols, uint x0, uint y0) {
+    Walk w;
+    w.cols = max(cols, 1u);
+    w.x0 = x0;
+    w.y0 = y0;
+    w.row = b / w.cols;
+    w.row_start = w.row * w.cols;
+    return w;
+}
+
+/* A PixelHit (Rust, repr(C)): x, y, luminance as u16 then rgba bytes, 2 bytes of padding. */
+inline void put_hit(__global uint* out, uint d, Walk* w, uint i, uint luma, uint p) {
+    while (i - w->row_start >= w->cols) {
+        w->row_start += w->cols;
+        ++w->row;
+    }
+    vstore4((uint4)(w->x0 + i - w->row_start, w->y0 + w->row, luma | (p << 16), p >> 16), d, out);
+}
+
+/* The relocations write, per kept pixel: its pixel (OUT_PIXELS), its part-local scan index
+   and its pixel (OUT_INDEXED), or a whole PixelHit (OUT_HITS). */
+#define OUT_PIXELS 0u
+#define OUT_INDEXED 1u
+#define OUT_HITS 2u
+
+inline void relocate(__global const uint* px, uint n, uint wmin, __global const uint* offsets,
+                     uint mode, Walk w, __global uint* out_idx, __global uint* out_px) {
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint o = offsets[g];
+    ushort bins[KBLOCK], kp[KBLOCK];
+    for (uint t = b; t < e; t += KBLOCK) {
+        uint len = min(e - t, KBLOCK);
+        block_bins(px, t, len, wmin, bins);
+        uint k = kept_positions(bins, len, kp);
+        for (uint j = 0; j < k; ++j, ++o) {
+            uint i = t + kp[j];
+            uint p = px[i];
+            if (mode == OUT_HITS) {
+                put_hit(out_px, o, &w, i, CLPIX_MAX_LUMA - bins[kp[j]], p);
+            } else {
+                if (mode == OUT_INDEXED) out_idx[o] = i;
+                out_px[o] = p;
+            }
+        }
+    }
+}
 
 __kernel void compact_relocate(__global const uint* px, uint n, uint wmin,
                                __global const uint* offsets, uint with_idx,
                                __global uint* out_idx, __global uint* out_px) {
+    relocate(px, n, wmin, offsets, with_idx ? OUT_INDEXED : OUT_PIXELS, walk_from(0, 1, 0, 0),
+             out_idx, out_px);
+}
+
+/* CPU devices only: the kept pixels as PixelHits of a part of `cols` columns at (x0, y0). */
+__kernel void compact_relocate_hits(__global const uint* px, uint n, uint wmin,
+                                    __global const uint* offsets, uint cols, uint x0, uint y0,
+                                    __global uint* out) {
     uint g = get_group_id(0), b, e;
     group_range(n, g, get_num_groups(0), &b, &e);
-    uint o = offsets[g];
-    uint kp[KBLOCK];
-    for (uint t = b; t < e; t += KBLOCK) {
-        uint te = min(e, t + KBLOCK), k = 0;
-        for (uint i = t; i < te; ++i) {
-            kp[k] = i;
-            k += clpix_wsum(px[i]) >= wmin;
-        }
-        for (uint j = 0; j < k; ++j) {
-            uint i = kp[j];
-            if (with_idx) out_idx[o] = i;
-            out_px[o] = px[i];
-            ++o;
-        }
-    }
+    relocate(px, n, wmin, offsets, OUT_HITS, walk_from(b, cols, x0, y0), out, out);
 }
 
 __kernel void compact_hist(__global const uint* px, uint n, uint wmin, uint nbins,
                            __global uint* ghist) {
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
-    uint h[1024];
-    for (uint k = 0; k < 1024; ++k) h[k] = 0;
-    for (uint i = b; i < e; ++i) {
-        uint keep, bin = bin_of(px[i], wmin, &keep);
-        h[bin] += keep;
+    /* Two histograms (dropped pixels in bin 1024), so that runs of equal luminance do not
+       wait on each other's increments. */
+    uint h0[DROPPED + 1], h1[DROPPED + 1];
+    for (uint k = 0; k <= DROPPED; ++k) h0[k] = h1[k] = 0;
+    ushort bins[KBLOCK];
+    for (uint t = b; t < e; t += KBLOCK) {
+        uint len = min(e - t, KBLOCK);
+        block_bins(px, t, len, wmin, bins);
+        uint j = 0;
+        for (; j + 1 < len; j += 2) {
+            ++h0[bins[j]];
+            ++h1[bins[j + 1]];
+        }
+        if (j < len) ++h0[bins[j]];
     }
-    for (uint k = 0; k < nbins; ++k) ghist[k * G + g] = h[k];
+    for (uint k = 0; k < nbins; ++k) ghist[k * G + g] = h0[k] + h1[k];
+}
+
+inline void scatter(__global const uint* px, uint n, uint wmin, uint nbins,
+                    __global const uint* offsets, uint mode, Walk w, __global uint* out_idx,
+                    __global uint* out_px) {
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint o[1024];
+    for (uint k = 0; k < nbins; ++k) o[k] = offsets[k * G + g];
+    ushort bins[KBLOCK], kp[KBLOCK];
+    for (uint t = b; t < e; t += KBLOCK) {
+        uint len = min(e - t, KBLOCK);
+        block_bins(px, t, len, wmin, bins);
+        uint k = kept_positions(bins, len, kp);
+        for (uint j = 0; j < k; ++j) {
+            uint i = t + kp[j], bin = bins[kp[j]];
+            uint p = px[i];
+            uint d = o[bin]++;
+            if (mode == OUT_HITS) {
+                put_hit(out_px, d, &w, i, CLPIX_MAX_LUMA - bin, p);
+            } else {
+                if (mode == OUT_INDEXED) out_idx[d] = i;
+                out_px[d] = p;
+            }
+        }
+    }
 }
 
 __kernel void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
                               __global const uint* offsets, uint with_idx,
                               __global uint* out_idx, __global uint* out_px) {
-    uint g = get_group_id(0), G = get_num_groups(0), b, e;
-    group_range(n, g, G, &b, &e);
-    uint o[1024];
-    for (uint k = 0; k < nbins; ++k) o[k] = offsets[k * G + g];
-    uint kp[KBLOCK];
-    for (uint t = b; t < e; t += KBLOCK) {
-        uint te = min(e, t + KBLOCK), k = 0;
-        for (uint i = t; i < te; ++i) {
-            kp[k] = i;
-            k += clpix_wsum(px[i]) >= wmin;
-        }
-        for (uint j = 0; j < k; ++j) {
-            uint i = kp[j];
-            uint p = px[i];
-            uint d = o[CLPIX_MAX_LUMA - clpix_luma(p)]++;
-            if (with_idx) out_idx[d] = i;
-            out_px[d] = p;
-        }
-    }
+    scatter(px, n, wmin, nbins, offsets, with_idx ? OUT_INDEXED : OUT_PIXELS,
+            walk_from(0, 1, 0, 0), out_idx, out_px);
+}
+
+/* CPU devices only: compact_scatter writing PixelHits (see compact_relocate_hits). */
+__kernel void compact_scatter_hits(__global const uint* px, uint n, uint wmin, uint nbins,
+                                   __global const uint* offsets, uint cols, uint x0, uint y0,
+                                   __global uint* out) {
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    scatter(px, n, wmin, nbins, offsets, OUT_HITS, walk_from(b, cols, x0, y0), out, out);
 }
 
 #else /* GPU: work-groups of CLPIX_WG, coalesced loads, local-memory scans */

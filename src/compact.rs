@@ -28,9 +28,12 @@
 //!   tiles, staged through local memory and written out coalesced. For the sort, (1) counts a
 //!   1024-bin luminance histogram per group, (2) scans the `bins × groups` counts, and (3) places
 //!   each pixel at its bin's offset, its rank among equal luminance taken from a per-bin bit mask
-//!   of the work-items (stable). The device writes compact records (the u32 part-local index
-//!   and the u32 pixel); x, y and L are derived on the host. On CPU devices each work-item walks
-//!   a contiguous range instead (`CLPIX_CONTIGUOUS`).
+//!   of the work-items (stable). A GPU writes compact records (the u32 part-local index and
+//!   the u32 pixel: 8 bytes a hit over the bus); x, y and L are derived on the host. On CPU
+//!   devices each work-item walks a contiguous range instead (`CLPIX_CONTIGUOUS`), computes the
+//!   bins of a block of pixels in one vectorised loop before placing them, and writes whole
+//!   `PixelHit`s straight into the result's memory (`CL_MEM_USE_HOST_PTR`): on PoCL 3.1 the
+//!   16-byte copy of 8 million hits into fresh pages had cost as much as the kernels.
 //! - **Scan** on OpenCL: reduce-then-scan (sum per group, scan of the group sums by one group,
 //!   rescan of each group's range from its offset); no single-pass look-back, since OpenCL does
 //!   not promise forward progress between work-groups.
@@ -282,7 +285,7 @@ impl Engine {
                     Ok(cpu_compacted_bytes(&host.view(), threshold, sorted))
                 },
                 |cl| {
-                    let kept = cl_compact(cl, input, threshold, sorted, false)?.px;
+                    let kept = cl_compact(cl, input, threshold, sorted, KeptAs::Pixels)?.px;
                     let mut bytes = zeroed_bytes(n * 4);
                     let head = &mut bytes[..kept.len() * 4];
                     match bytemuck::try_cast_slice_mut::<u8, u32>(head) {
@@ -324,7 +327,17 @@ impl Engine {
                 }))
             },
             |cl| {
-                let r = cl_compact(cl, input, threshold, sorted, true)?;
+                if cl.tuning.contiguous && words_fit(cl, input.pixel_count() as usize) {
+                    // A CPU device writes whole hits: the host only copies them.
+                    let r = cl_compact(cl, input, threshold, sorted, KeptAs::Hits)?;
+                    let mut hits = hits_of(r.px);
+                    if sorted && r.parts > 1 {
+                        // Several parts, each sorted: merged stably (scan order across parts).
+                        hits.par_sort_by_key(|h| std::cmp::Reverse(h.luminance));
+                    }
+                    return Ok(hits);
+                }
+                let r = cl_compact(cl, input, threshold, sorted, KeptAs::Indexed)?;
                 let div = FastDiv::new(width);
                 let mut hits = big_vec(r.px.len());
                 let make = |(&i, &p): (&u32, &u32)| {
@@ -503,6 +516,13 @@ fn zeroed_bytes(n: usize) -> Vec<u8> {
     let v = vec![0u8; n];
     advise_huge_pages(v.as_ptr() as usize, n);
     v
+}
+
+/// Whether a buffer of 4 words per pixel of the largest part of an image of `pixels` fits the
+/// device (hits written whole by the kernel).
+fn words_fit(cl: &ClEngine, pixels: usize) -> bool {
+    let part = pixels.min((cl.max_buffer_bytes / 4) as usize);
+    (part as u64).saturating_mul(16) <= cl.info.max_alloc_bytes
 }
 
 /// Division of u32 indices by a fixed width, through a f64 reciprocal and an exact fix-up.
@@ -938,10 +958,34 @@ fn grow(v: &mut Vec<u32>, m: usize) {
     }
 }
 
-/// Kept pixels read back from the device: global scan indices (if asked for) and pixels.
+/// What a device compaction writes for each kept pixel.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum KeptAs {
+    /// Its pixel (the compacted image).
+    Pixels,
+    /// Its part-local scan index and its pixel (hits, made on the host: GPUs, where the bus
+    /// carries 8 bytes a hit instead of 16).
+    Indexed,
+    /// A whole [`PixelHit`], 4 words (CPU devices: the host then only copies).
+    Hits,
+}
+
+/// Kept pixels read back from the device: global scan indices and pixels (`Indexed`), pixels
+/// (`Pixels`), or 4 words per hit in `px` (`Hits`).
 struct Compacted {
     idx: Vec<u32>,
     px: Vec<u32>,
+    /// Image parts compacted one after the other (each sorted on its own).
+    parts: usize,
+}
+
+/// Words a kept pixel takes in the output buffer.
+fn words(kept: KeptAs) -> usize {
+    if kept == KeptAs::Hits {
+        4
+    } else {
+        1
+    }
 }
 
 fn cl_compact(
@@ -949,7 +993,7 @@ fn cl_compact(
     input: ImageInput<'_>,
     threshold: u16,
     sorted: bool,
-    with_idx: bool,
+    kept: KeptAs,
 ) -> Result<Compacted> {
     let wmin = wsum_min(threshold);
     let nbins = 1023 - threshold as usize;
@@ -957,16 +1001,55 @@ fn cl_compact(
     let mut all = Compacted {
         idx: Vec::new(),
         px: Vec::new(),
+        parts: 0,
     };
+    let with_idx = kept == KeptAs::Indexed;
+    let per_hit = words(kept);
     let mut parts = 0usize;
     let mut events = Vec::new();
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
         let first = range.first_pixel(width) as u32;
-        let (px_count, out_px) = cl.take_scratch("compacted pixels", n)?;
+        // Hits of a whole image on a CPU device: the kernel writes them into the memory of
+        // the result itself (a copy of 16 bytes a hit into fresh pages cost as much as the
+        // kernels).
+        let in_place = kept == KeptAs::Hits && n as u64 == input.pixel_count();
+        let (px_count, out_px) = if in_place {
+            all.px = vec![0u32; n * per_hit];
+            advise_huge_pages(all.px.as_ptr() as usize, n * per_hit * 4);
+            // SAFETY: `all.px` is neither touched nor reallocated until the blocking read
+            // below, into the same memory, after the kernels; the buffer is dropped right
+            // after that read.
+            let buf =
+                unsafe { cl.buffer_over_host(all.px.as_mut_ptr(), n * per_hit, "compacted hits")? };
+            (0, buf)
+        } else {
+            cl.take_scratch("compacted pixels", n * per_hit)?
+        };
         let (idx_count, out_idx) =
             cl.take_scratch("compacted indices", if with_idx { n } else { 1 })?;
         let (n32, wg) = (n as u32, cl.tuning.wg);
+        // Launches the relocation `plain`, or `hits` for PixelHits (which take the part's
+        // place in the image instead of an index buffer), after the arguments `args`.
+        let relocate = |plain: &'static str, hits: &'static str, mut args: Vec<Arg>, g: usize| {
+            let kernel = if kept == KeptAs::Hits {
+                args.extend([
+                    Arg::U32(range.cols),
+                    Arg::U32(range.x0),
+                    Arg::U32(range.first_row),
+                    Arg::buf(&out_px),
+                ]);
+                hits
+            } else {
+                args.extend([
+                    Arg::U32(with_idx as u32),
+                    Arg::buf(&out_idx),
+                    Arg::buf(&out_px),
+                ]);
+                plain
+            };
+            cl.launch("compact", kernel, &args, g * wg, wg)
+        };
         let total_at = if sorted {
             // A group count that keeps the `bins × groups` counters within one buffer.
             let cap = (cl.max_buffer_bytes / 4) as usize;
@@ -986,21 +1069,17 @@ fn cl_compact(
                 wg,
             )?);
             let (sums, sg) = cl_scan(cl, &ghist, nbins * g, &ghist, 0, &mut events)?;
-            events.push(cl.launch(
-                "compact",
+            events.push(relocate(
                 "compact_scatter",
-                &[
+                "compact_scatter_hits",
+                vec![
                     Arg::buf(buf),
                     Arg::U32(n32),
                     Arg::U32(wmin),
                     Arg::U32(nbins as u32),
                     Arg::buf(&ghist),
-                    Arg::U32(with_idx as u32),
-                    Arg::buf(&out_idx),
-                    Arg::buf(&out_px),
                 ],
-                g * wg,
-                wg,
+                g,
             )?);
             (sums, sg)
         } else {
@@ -1025,30 +1104,34 @@ fn cl_compact(
                 wg,
                 wg,
             )?);
-            events.push(cl.launch(
-                "compact",
+            events.push(relocate(
                 "compact_relocate",
-                &[
+                "compact_relocate_hits",
+                vec![
                     Arg::buf(buf),
                     Arg::U32(n32),
                     Arg::U32(wmin),
                     Arg::buf(&counts),
-                    Arg::U32(with_idx as u32),
-                    Arg::buf(&out_idx),
-                    Arg::buf(&out_px),
                 ],
-                g * wg,
-                wg,
+                g,
             )?);
             (counts, g)
         };
         let mut total = [0u32];
         cl.read(&total_at.0, total_at.1, &mut total)?;
         let m = (total[0] as usize).min(n);
-        let start = all.px.len();
-        grow(&mut all.px, m);
-        cl.read(&out_px, 0, &mut all.px[start..])?;
+        if in_place {
+            cl.read(&out_px, 0, &mut all.px[..m * per_hit])?;
+            drop(out_px);
+            all.px.truncate(m * per_hit);
+        } else {
+            let start = all.px.len();
+            grow(&mut all.px, m * per_hit);
+            cl.read(&out_px, 0, &mut all.px[start..])?;
+            cl.give_scratch("compacted pixels", px_count, out_px);
+        }
         if with_idx {
+            let start = all.idx.len();
             grow(&mut all.idx, m);
             let idx = &mut all.idx[start..];
             cl.read(&out_idx, 0, idx)?;
@@ -1056,15 +1139,14 @@ fn cl_compact(
                 idx.iter_mut().for_each(|i| *i += first);
             }
         }
-        cl.give_scratch("compacted pixels", px_count, out_px);
         cl.give_scratch("compacted indices", idx_count, out_idx);
         parts += 1;
         Ok(())
     })?;
     cl.finish(&events)?;
-    if sorted && parts > 1 {
+    if sorted && parts > 1 && kept != KeptAs::Hits {
         // Each part is sorted; a stable sort of the parts in scan order by luminance descending
-        // keeps scan order within equal luminance across parts too.
+        // keeps scan order within equal luminance across parts too (hits: in `hits_of`).
         let key = |p: u32| std::cmp::Reverse(luma_u32(p));
         if with_idx {
             let mut pairs: Vec<(u32, u32)> = all.idx.iter().copied().zip(all.px).collect();
@@ -1074,7 +1156,37 @@ fn cl_compact(
             all.px.par_sort_by_key(|&p| key(p));
         }
     }
+    all.parts = parts;
     Ok(all)
+}
+
+/// Hits written by the device as 4 words each (`KeptAs::Hits`), as `PixelHit`s: the words'
+/// memory itself when the allocation fits exactly (no copy), else a copy.
+fn hits_of(mut words: Vec<u32>) -> Vec<PixelHit> {
+    const _: () = assert!(std::mem::size_of::<PixelHit>() == 16);
+    const _: () = assert!(std::mem::align_of::<PixelHit>() == 4);
+    words.truncate(words.len() / 4 * 4);
+    if words.capacity() != words.len() {
+        words.shrink_to_fit();
+    }
+    if words.capacity() == words.len() {
+        let mut words = std::mem::ManuallyDrop::new(words);
+        let (ptr, len) = (words.as_mut_ptr(), words.len());
+        // SAFETY: PixelHit is repr(C), 16 bytes with alignment 4 (checked above), made of
+        // integers and bytes for which every bit pattern is valid (its 2 padding bytes need
+        // none); the allocation holds exactly len / 4 of them, with the same alignment.
+        unsafe { Vec::from_raw_parts(ptr as *mut PixelHit, len / 4, len / 4) }
+    } else {
+        words
+            .chunks_exact(4)
+            .map(|w| PixelHit {
+                x: w[0],
+                y: w[1],
+                luminance: w[2] as u16,
+                rgba: ((w[2] >> 16) | (w[3] << 16)).to_le_bytes(),
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

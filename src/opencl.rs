@@ -14,7 +14,7 @@ use opencl3::device::{
 };
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
 use opencl3::program::Program;
 use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
 use std::cell::Cell;
@@ -353,6 +353,26 @@ impl Arg {
     }
 }
 
+/// Whether `CLPIX_PROFILE` asks for each kernel's time on stderr (each kernel is then waited
+/// for as it is enqueued: for finding the slow step of an operation, not for production).
+fn profile_kernels() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("CLPIX_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
+fn report_kernel_time(program: &str, variant: u32, kernel: &str, event: &Event, global: usize) {
+    let (s, t) = (
+        event.profiling_command_start(),
+        event.profiling_command_end(),
+    );
+    if let (Ok(s), Ok(t)) = (s, t) {
+        let ms = t.saturating_sub(s) as f64 / 1e6;
+        eprintln!(
+            "clpix profile: {program}/{kernel} variant {variant} global {global}: {ms:.4} ms"
+        );
+    }
+}
+
 /// A pooled kernel: its program, the program's variant and the kernel's name.
 type KernelKey = (&'static str, u32, &'static str);
 
@@ -623,12 +643,17 @@ impl ClEngine {
                 )
             }
             .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e.0))
-            .and_then(|event| match serial {
-                Some(_) => event
+            .and_then(|event| match serial.is_some() || profile_kernels() {
+                true => event
                     .wait()
-                    .map(|()| event)
-                    .map_err(|e| Error::cl("clWaitForEvents", e.0)),
-                None => Ok(event),
+                    .map_err(|e| Error::cl("clWaitForEvents", e.0))
+                    .map(|()| {
+                        if profile_kernels() {
+                            report_kernel_time(program, variant, kernel, &event, global);
+                        }
+                        event
+                    }),
+                false => Ok(event),
             })
         })();
         drop(serial);
@@ -712,24 +737,51 @@ impl ClEngine {
     /// device's own allocation limit is enforced, so that a capped engine can still hold its
     /// fixed-size bookkeeping (e.g. 4 u64s per work-group on a 132-unit GPU is 34 KB).
     pub(crate) fn buffer<T>(&self, count: usize, what: &'static str) -> Result<Buffer<T>> {
-        let bytes = (count.max(1) as u64).saturating_mul(std::mem::size_of::<T>() as u64);
-        if bytes > self.info.max_alloc_bytes {
+        // SAFETY: no host pointer.
+        unsafe { self.create_buffer(CL_MEM_READ_WRITE, count.max(1), std::ptr::null_mut(), what) }
+    }
+
+    /// clCreateBuffer of `count` elements, checked against the device's allocation limit.
+    ///
+    /// # Safety
+    /// `host` is null, or as [`buffer_over_host`](Self::buffer_over_host) requires.
+    unsafe fn create_buffer<T>(
+        &self,
+        flags: u64,
+        count: usize,
+        host: *mut T,
+        what: &'static str,
+    ) -> Result<Buffer<T>> {
+        let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        if bytes > self.info.max_alloc_bytes || count == 0 {
             return Err(Error::TooLargeForDevice {
                 what,
                 needed: bytes,
                 limit: self.info.max_alloc_bytes,
             });
         }
-        // SAFETY: no host pointer; the size is checked against the device limit above.
-        unsafe {
-            Buffer::<T>::create(
-                &self.context,
-                CL_MEM_READ_WRITE,
-                count.max(1),
-                std::ptr::null_mut(),
-            )
-        }
-        .map_err(|e| Error::cl("clCreateBuffer", e.0))
+        // SAFETY: the size is checked against the device limit above; the caller vouches for
+        // `host`.
+        unsafe { Buffer::<T>::create(&self.context, flags, count, host as *mut std::ffi::c_void) }
+            .map_err(|e| Error::cl("clCreateBuffer", e.0))
+    }
+
+    /// A buffer over `count` elements of host memory at `host` (`CL_MEM_USE_HOST_PTR`): on a
+    /// CPU device the kernels write straight into it, and reading it back into the same memory
+    /// copies nothing.
+    ///
+    /// # Safety
+    /// `host` points to `count` writable elements that stay allocated, and are neither read
+    /// nor written by the host, until the buffer is dropped, except through blocking reads of
+    /// the buffer into that same memory after the commands using it have finished.
+    pub(crate) unsafe fn buffer_over_host<T>(
+        &self,
+        host: *mut T,
+        count: usize,
+        what: &'static str,
+    ) -> Result<Buffer<T>> {
+        // SAFETY: the caller keeps `count` elements at `host` alive and untouched.
+        unsafe { self.create_buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, count, host, what) }
     }
 
     /// Maps `buf` (blocking), calls `f` with its host address and size in bytes, and unmaps it.

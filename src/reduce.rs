@@ -44,6 +44,8 @@ use std::sync::Arc;
 /// # Ok::<(), clpix::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+// C layout (x, y, luminance, rgba, 2 bytes of padding): CPU OpenCL devices write hits whole.
+#[repr(C)]
 pub struct PixelHit {
     /// Column.
     pub x: u32,
