@@ -447,6 +447,19 @@ void compact_count(__global const uint* px, uint n, uint wmin, __global uint* co
    the work-group scan and its barriers are paid once per 8 pixels. */
 #define RTILE (CLPIX_WG * 8u)
 
+/* This work-item's 8 consecutive elements of the tile at t (0 at and beyond e). */
+inline void load8(__global const uint* px, uint t, uint e, uint* v) {
+    uint first = t + get_local_id(0) * 8;
+    if (t + RTILE <= e) {
+        __global const uint4* p4 = (__global const uint4*)(px + first);
+        uint4 a = p4[0], c = p4[1];
+        v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+        v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+    } else {
+        for (uint k = 0; k < 8; ++k) v[k] = first + k < e ? px[first + k] : 0u;
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void compact_relocate(__global const uint* px, uint n, uint wmin,
                       __global const uint* offsets, uint with_idx,
@@ -461,14 +474,7 @@ void compact_relocate(__global const uint* px, uint n, uint wmin,
     for (uint t = b; t < e; t += RTILE) {
         uint first = t + lid * 8;
         uint v[8];
-        if (t + RTILE <= e) {
-            __global const uint4* p4 = (__global const uint4*)(px + first);
-            uint4 a = p4[0], c = p4[1];
-            v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
-            v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
-        } else {
-            for (uint k = 0; k < 8; ++k) v[k] = first + k < e ? px[first + k] : 0u;
-        }
+        load8(px, t, e, v);
         uint m = 0;
         for (uint k = 0; k < 8; ++k)
             m |= (clpix_wsum(v[k]) >= wmin && first + k < e ? 1u : 0u) << k;
@@ -568,6 +574,136 @@ void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
+    }
+}
+
+/* ---- Sorted compaction as two stable LSD radix passes of 5 bits (CLPIX_COMPACT_SORT=radix).
+ * Pass 1 reads the image, keeps L > threshold and orders the kept pixels by the low 5 bits of
+ * their bin; pass 2 reads that result and orders it by the high 5 bits. Each pass:
+ *   radix_hist     ghist[d * G + g] = kept pixels of digit d in group g's range
+ *   (scan of ghist, in the order digit, then group: stable)
+ *   radix_scatter  each group ranks the pixels of a tile by digit in local memory (a counter
+ *                  per digit and work-item, scanned in the order digit, work-item: stable since
+ *                  a work-item holds consecutive pixels), stages them in that order and writes
+ *                  runs of equal digit to consecutive addresses (coalesced).
+ */
+#define RADIX 32u
+/* Pixels per work-item in a radix tile: the relocation's tile (two 16-byte loads). */
+#define RK 8u
+#define RTILE_PX RTILE
+/* Counter j of a tile (j = digit * CLPIX_WG + work-item) at a padded position: a word of
+   padding every 16 words, so that the raking work-items hit different banks. */
+#define CNT(j) ((j) + ((j) >> 5) * 2u)
+#define CNT_SIZE CNT(RADIX * CLPIX_WG)
+
+inline uint radix_digit(uint p, uint shift) {
+    return ((CLPIX_MAX_LUMA - clpix_luma(p)) >> shift) & (RADIX - 1u);
+}
+
+/* Histogram copies per work-group, so that one digit's increments spread over banks. */
+#define RHIST_COPIES 8u
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void radix_hist(__global const uint* px, uint n, uint wmin, uint shift, __global uint* ghist) {
+    __local uint h[RHIST_COPIES * RADIX];
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint lid = get_local_id(0);
+    for (uint k = lid; k < RHIST_COPIES * RADIX; k += CLPIX_WG) h[k] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local uint* mine = h + (lid % RHIST_COPIES) * RADIX;
+    for (uint t = b; t < e; t += CTILE) {
+        uint4 p;
+        uint m = load4(px, t, e, wmin, &p);
+        if (m & 1u) atomic_inc(&mine[radix_digit(p.x, shift)]);
+        if (m & 2u) atomic_inc(&mine[radix_digit(p.y, shift)]);
+        if (m & 4u) atomic_inc(&mine[radix_digit(p.z, shift)]);
+        if (m & 8u) atomic_inc(&mine[radix_digit(p.w, shift)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = lid; d < RADIX; d += CLPIX_WG) {
+        uint s = 0;
+        for (uint c = 0; c < RHIST_COPIES; ++c) s += h[c * RADIX + d];
+        ghist[d * G + g] = s;
+    }
+}
+
+/* flags of radix_scatter */
+#define RADIX_WITH_IDX 1u /* write out_idx */
+#define RADIX_SRC_IDX 2u  /* indices come from src_idx (pass 2); else the scan position */
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void radix_scatter(__global const uint* px, __global const uint* src_idx, uint n, uint wmin,
+                   uint shift, __global const uint* offsets, uint flags,
+                   __global uint* out_idx, __global uint* out_px) {
+    __local ushort cnt[CNT_SIZE];
+    __local uint sh[CLPIX_WG];
+    __local uint st_px[RTILE_PX];
+    __local uint st_idx[RTILE_PX];
+    __local uint goff[RADIX];
+    __local uint dstart[RADIX];
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint lid = get_local_id(0);
+    for (uint d = lid; d < RADIX; d += CLPIX_WG) goff[d] = offsets[d * G + g];
+    for (uint t = b; t < e; t += RTILE_PX) {
+        uint first = t + lid * RK;
+        uint v[RK], vi[RK];
+        load8(px, t, e, v);
+        if (flags & RADIX_SRC_IDX) {
+            load8(src_idx, t, e, vi);
+        } else {
+            for (uint k = 0; k < RK; ++k) vi[k] = first + k;
+        }
+        /* This work-item's counters (a column only it touches until the barrier). */
+        for (uint d = 0; d < RADIX; ++d) cnt[CNT(d * CLPIX_WG + lid)] = 0;
+        uint keep = 0, dg[RK], lr[RK];
+        for (uint k = 0; k < RK; ++k) {
+            dg[k] = radix_digit(v[k], shift);
+            lr[k] = 0;
+            if (first + k < e && clpix_wsum(v[k]) >= wmin) {
+                keep |= 1u << k;
+                uint j = CNT(dg[k] * CLPIX_WG + lid);
+                lr[k] = cnt[j];
+                cnt[j] = (ushort)(lr[k] + 1u);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* Exclusive scan of the counters in the order (digit, work-item): work-item l rakes
+           counters RADIX l .. RADIX l + RADIX - 1. */
+        uint s = 0;
+        for (uint r = 0; r < RADIX; ++r) s += cnt[CNT(lid * RADIX + r)];
+        uint total;
+        uint x = wg_scan(s, sh, &total);
+        for (uint r = 0; r < RADIX; ++r) {
+            uint j = CNT(lid * RADIX + r);
+            uint c = cnt[j];
+            cnt[j] = (ushort)x;
+            x += c;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint d = lid; d < RADIX; d += CLPIX_WG) dstart[d] = cnt[CNT(d * CLPIX_WG)];
+        for (uint k = 0; k < RK; ++k) {
+            if (keep & (1u << k)) {
+                uint r = cnt[CNT(dg[k] * CLPIX_WG + lid)] + lr[k];
+                st_px[r] = v[k];
+                st_idx[r] = vi[k];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* Runs of equal digit go to consecutive addresses. */
+        for (uint j = lid; j < total; j += CLPIX_WG) {
+            uint p = st_px[j], d = radix_digit(p, shift);
+            uint at = goff[d] + j - dstart[d];
+            out_px[at] = p;
+            if (flags & RADIX_WITH_IDX) out_idx[at] = st_idx[j];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* (The end of the last digit is `total`, a private value: PoCL 3.1 lost a store of it
+           by one work-item to local memory, read by another after two barriers.) */
+        for (uint d = lid; d < RADIX; d += CLPIX_WG)
+            goff[d] += (d + 1 < RADIX ? dstart[d + 1] : total) - dstart[d];
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 

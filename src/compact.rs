@@ -28,7 +28,9 @@
 //!   tiles, staged through local memory and written out coalesced. For the sort, (1) counts a
 //!   1024-bin luminance histogram per group, (2) scans the `bins × groups` counts, and (3) places
 //!   each pixel at its bin's offset, its rank among equal luminance taken from a per-bin bit mask
-//!   of the work-items (stable). A GPU writes compact records (the u32 part-local index and
+//!   of the work-items (stable); or, with `CLPIX_COMPACT_SORT=radix`, two stable LSD radix
+//!   passes of 5 bits, each ranking a tile in local memory (a counter per digit and work-item)
+//!   and writing runs of equal digit coalesced. A GPU writes compact records (the u32 part-local index and
 //!   the u32 pixel: 8 bytes a hit over the bus); x, y and L are derived on the host. On CPU
 //!   devices each work-item walks a contiguous range instead (`CLPIX_CONTIGUOUS`), computes the
 //!   bins of a block of pixels in one vectorised loop before placing them, and writes whole
@@ -50,7 +52,7 @@ use opencl3::memory::Buffer;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The order of the pixels in [`Engine::compacted_image`].
 ///
@@ -979,6 +981,126 @@ struct Compacted {
     parts: usize,
 }
 
+/// How a GPU sorts the kept pixels by luminance (`CLPIX_COMPACT_SORT`, read once).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum GpuSort {
+    /// One stable counting sort over the 1024 luminance bins, placed straight from the image
+    /// (the default: the one measured on GPUs so far).
+    Counting,
+    /// Two stable LSD radix passes of 5 bits, each ranked in local memory and written out in
+    /// runs of equal digit (coalesced).
+    Radix,
+}
+
+fn gpu_sort_setting() -> Result<GpuSort> {
+    static S: OnceLock<Result<GpuSort>> = OnceLock::new();
+    S.get_or_init(|| parse_gpu_sort(std::env::var("CLPIX_COMPACT_SORT").ok()))
+        .clone()
+}
+
+fn parse_gpu_sort(value: Option<String>) -> Result<GpuSort> {
+    match value {
+        None => Ok(GpuSort::Counting),
+        Some(v) => match v.trim() {
+            "counting" => Ok(GpuSort::Counting),
+            "radix" => Ok(GpuSort::Radix),
+            _ => Err(Error::InvalidEnvironment {
+                var: "CLPIX_COMPACT_SORT",
+                value: v,
+                expected: "counting or radix",
+            }),
+        },
+    }
+}
+
+/// The two radix passes of the GPU sorted compaction of `n` pixels of `buf`: kept pixels by
+/// luminance descending, stable, into `out_px` (and their part-local scan indices into
+/// `out_idx` when `with_idx`). Returns the group sums of the first pass's scan, whose element
+/// `groups` is the number kept.
+#[allow(clippy::too_many_arguments)]
+fn cl_radix_sorted(
+    cl: &ClEngine,
+    buf: &Buffer<u32>,
+    n: usize,
+    wmin: u32,
+    with_idx: bool,
+    out_idx: &Buffer<u32>,
+    out_px: &Buffer<u32>,
+    events: &mut Vec<Event>,
+) -> Result<(Buffer<u32>, usize)> {
+    const RADIX: usize = 32;
+    const RADIX_WITH_IDX: u32 = 1;
+    const RADIX_SRC_IDX: u32 = 2;
+    let wg = cl.tuning.wg;
+    let (tmp_px_count, tmp_px) = cl.take_scratch("radix pass pixels", n)?;
+    let (tmp_idx_count, tmp_idx) =
+        cl.take_scratch("radix pass indices", if with_idx { n } else { 1 })?;
+    let flag = if with_idx { RADIX_WITH_IDX } else { 0 };
+    // One pass over `len` elements of `src` (kept: wsum >= `keep_min`), by the digit at `shift`.
+    let mut pass = |src: &Buffer<u32>,
+                    src_idx: &Buffer<u32>,
+                    len: usize,
+                    keep_min: u32,
+                    shift: u32,
+                    flags: u32,
+                    dst_idx: &Buffer<u32>,
+                    dst_px: &Buffer<u32>|
+     -> Result<(Buffer<u32>, usize)> {
+        let g = groups_for(cl, len);
+        let len32 = u32_arg(len, "image part")?;
+        let ghist = cl.buffer::<u32>(RADIX * g + 1, "digit counts per group")?;
+        events.push(cl.launch(
+            "compact",
+            "radix_hist",
+            &[
+                Arg::buf(src),
+                Arg::U32(len32),
+                Arg::U32(keep_min),
+                Arg::U32(shift),
+                Arg::buf(&ghist),
+            ],
+            g * wg,
+            wg,
+        )?);
+        let (sums, sg) = cl_scan(cl, &ghist, RADIX * g, &ghist, 0, events)?;
+        events.push(cl.launch(
+            "compact",
+            "radix_scatter",
+            &[
+                Arg::buf(src),
+                Arg::buf(src_idx),
+                Arg::U32(len32),
+                Arg::U32(keep_min),
+                Arg::U32(shift),
+                Arg::buf(&ghist),
+                Arg::U32(flags),
+                Arg::buf(dst_idx),
+                Arg::buf(dst_px),
+            ],
+            g * wg,
+            wg,
+        )?);
+        Ok((sums, sg))
+    };
+    let first = pass(buf, &tmp_idx, n, wmin, 0, flag, &tmp_idx, &tmp_px);
+    let result = first.and_then(|(sums, sg)| {
+        let mut kept = [0u32];
+        cl.read(&sums, sg, &mut kept)?;
+        let m = (kept[0] as usize).min(n);
+        if m > 0 {
+            // Everything in the first pass's output is kept: wsum >= 0.
+            let flags = flag | if with_idx { RADIX_SRC_IDX } else { 0 };
+            pass(&tmp_px, &tmp_idx, m, 0, 5, flags, out_idx, out_px)?;
+        }
+        Ok((sums, sg))
+    });
+    // The second pass has been enqueued before the scratch goes back: later users of the same
+    // in-order queue run after it.
+    cl.give_scratch("radix pass pixels", tmp_px_count, tmp_px);
+    cl.give_scratch("radix pass indices", tmp_idx_count, tmp_idx);
+    result
+}
+
 /// Words a kept pixel takes in the output buffer.
 fn words(kept: KeptAs) -> usize {
     if kept == KeptAs::Hits {
@@ -1050,7 +1172,10 @@ fn cl_compact(
             };
             cl.launch("compact", kernel, &args, g * wg, wg)
         };
-        let total_at = if sorted {
+        let radix = sorted && !cl.tuning.contiguous && gpu_sort_setting()? == GpuSort::Radix;
+        let total_at = if radix {
+            cl_radix_sorted(cl, buf, n, wmin, with_idx, &out_idx, &out_px, &mut events)?
+        } else if sorted {
             // A group count that keeps the `bins × groups` counters within one buffer.
             let cap = (cl.max_buffer_bytes / 4) as usize;
             let g = groups_for(cl, n).min((cap - 1) / nbins).max(1);
@@ -1238,6 +1363,26 @@ mod tests {
                 assert_eq!(f.div(i), i / d, "{i} / {d}");
             }
         }
+    }
+
+    #[test]
+    fn compact_sort_setting_is_parsed_strictly() {
+        assert_eq!(parse_gpu_sort(None).ok(), Some(GpuSort::Counting));
+        assert_eq!(
+            parse_gpu_sort(Some(" radix".into())).ok(),
+            Some(GpuSort::Radix)
+        );
+        assert_eq!(
+            parse_gpu_sort(Some("counting".into())).ok(),
+            Some(GpuSort::Counting)
+        );
+        assert!(matches!(
+            parse_gpu_sort(Some("bitonic".into())),
+            Err(Error::InvalidEnvironment {
+                var: "CLPIX_COMPACT_SORT",
+                ..
+            })
+        ));
     }
 
     #[test]

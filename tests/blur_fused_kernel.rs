@@ -10,25 +10,6 @@ use clpix::{Border, Engine, GaussianBlur};
 use common::*;
 use proptest::prelude::*;
 
-/// Every OpenCL device in the coalesced (GPU) layout: PoCL runs the GPU kernels too.
-fn gpu_layout_engines() -> Vec<Engine> {
-    let config = clpix::EngineConfig {
-        layout: clpix::KernelLayout::Coalesced,
-        ..Default::default()
-    };
-    // Through opencl_engines, which fails loudly in CI when no device is found.
-    let mut devices: Vec<clpix::DeviceInfo> = Vec::new();
-    for e in opencl_engines() {
-        if let Some(d) = e.device().filter(|d| !devices.contains(d)) {
-            devices.push(d.clone());
-        }
-    }
-    devices
-        .iter()
-        .map(|d| Engine::with_device_config(d, &config).expect("device opens"))
-        .collect()
-}
-
 fn border() -> impl Strategy<Value = Border> {
     prop_oneof![
         Just(Border::Clamp),

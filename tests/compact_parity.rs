@@ -431,19 +431,7 @@ fn arrays_move_between_engines() {
 
 #[test]
 fn edge_cases_on_every_backend() {
-    let (w, h) = (333u32, 77u32);
-    let mut cases = vec![
-        make_image(w, h, 0, Content::Constant([10, 200, 30, 255]), 1), // all ties
-        make_image(w, h, 0, Content::White, 2),                        // everything kept
-        make_image(w, h, 0, Content::Black, 3),                        // nothing kept
-        make_image(w, h, 12, Content::Random, 4),                      // strided
-        make_image(1024, 700, 0, Content::Random, 5),                  // many groups
-    ];
-    // One kept pixel, in the last position.
-    let mut last = make_image(w, h, 0, Content::Black, 6);
-    let n = last.data.len();
-    last.data[n - 4..].copy_from_slice(&[255, 255, 255, 7]);
-    cases.push(last);
+    let cases = compaction_edge_cases();
     for img in &cases {
         for t in [0u16, 1, 512, 1022, 1023] {
             let expected = run_all(&Engine::cpu(), img.view(), t);
@@ -469,7 +457,7 @@ fn edge_cases_on_every_backend() {
     assert_eq!(hits.len(), 1);
     assert_eq!(
         (hits[0].x, hits[0].y, hits[0].rgba),
-        (w - 1, h - 1, [255, 255, 255, 7])
+        (332, 76, [255, 255, 255, 7])
     );
 }
 

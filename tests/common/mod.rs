@@ -40,6 +40,43 @@ pub fn opencl_engines() -> Vec<Engine> {
     engines
 }
 
+/// Every OpenCL device in the coalesced (GPU) layout: PoCL runs the GPU kernels too.
+pub fn gpu_layout_engines() -> Vec<Engine> {
+    let config = clpix::EngineConfig {
+        layout: clpix::KernelLayout::Coalesced,
+        ..Default::default()
+    };
+    // Through opencl_engines, which fails loudly in CI when no device is found.
+    let mut devices: Vec<clpix::DeviceInfo> = Vec::new();
+    for e in opencl_engines() {
+        if let Some(d) = e.device().filter(|d| !devices.contains(d)) {
+            devices.push(d.clone());
+        }
+    }
+    devices
+        .iter()
+        .map(|d| Engine::with_device_config(d, &config).expect("device opens"))
+        .collect()
+}
+
+/// The compaction's adversarial images, 333×77 unless said: all ties, everything kept, nothing
+/// kept, strided rows, many groups (1024×700), one kept pixel in the last position.
+pub fn compaction_edge_cases() -> Vec<TestImage> {
+    let (w, h) = (333u32, 77u32);
+    let mut cases = vec![
+        make_image(w, h, 0, Content::Constant([10, 200, 30, 255]), 1),
+        make_image(w, h, 0, Content::White, 2),
+        make_image(w, h, 0, Content::Black, 3),
+        make_image(w, h, 12, Content::Random, 4),
+        make_image(1024, 700, 0, Content::Random, 5),
+    ];
+    let mut last = make_image(w, h, 0, Content::Black, 6);
+    let n = last.data.len();
+    last.data[n - 4..].copy_from_slice(&[255, 255, 255, 7]);
+    cases.push(last);
+    cases
+}
+
 /// Engines whose single buffers are capped small, so every image is processed in many parts.
 pub fn capped_opencl_engines(cap: u64) -> Vec<Engine> {
     match clpix::devices() {
