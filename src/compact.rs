@@ -1291,6 +1291,9 @@ fn hits_of(mut words: Vec<u32>) -> Vec<PixelHit> {
     const _: () = assert!(std::mem::size_of::<PixelHit>() == 16);
     const _: () = assert!(std::mem::align_of::<PixelHit>() == 4);
     words.truncate(words.len() / 4 * 4);
+    if words.is_empty() {
+        return Vec::new();
+    }
     if words.capacity() != words.len() {
         words.shrink_to_fit();
     }
@@ -1363,6 +1366,33 @@ mod tests {
                 assert_eq!(f.div(i), i / d, "{i} / {d}");
             }
         }
+    }
+
+    #[test]
+    fn hit_words_are_pixel_hits() {
+        // The layout CPU devices write (cl/compact.cl, put_hit): x, y, L | rgba.lo << 16,
+        // rgba.hi.
+        let p = u32::from_le_bytes([1, 2, 3, 4]);
+        let words = vec![7, 9, 700 | (p << 16), p >> 16, 0, 1, 5, 0];
+        let hits = hits_of(words);
+        assert_eq!(
+            hits,
+            [
+                PixelHit {
+                    x: 7,
+                    y: 9,
+                    luminance: 700,
+                    rgba: [1, 2, 3, 4]
+                },
+                PixelHit {
+                    x: 0,
+                    y: 1,
+                    luminance: 5,
+                    rgba: [0, 0, 0, 0]
+                },
+            ]
+        );
+        assert!(hits_of(Vec::new()).is_empty());
     }
 
     #[test]
