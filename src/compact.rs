@@ -1134,8 +1134,11 @@ fn cl_compact(
         let first = range.first_pixel(width) as u32;
         // Hits of a whole image on a CPU device: the kernel writes them into the memory of
         // the result itself (a copy of 16 bytes a hit into fresh pages cost as much as the
-        // kernels).
-        let in_place = kept == KeptAs::Hits && n as u64 == input.pixel_count();
+        // kernels). Only where device memory is host memory: a GPU forced to the contiguous
+        // layout (tests) would copy or pin all of it.
+        let in_place = kept == KeptAs::Hits
+            && cl.info.device_type == crate::DeviceType::Cpu
+            && n as u64 == input.pixel_count();
         let (px_count, out_px) = if in_place {
             all.px = vec![0u32; n * per_hit];
             advise_huge_pages(all.px.as_ptr() as usize, n * per_hit * 4);
