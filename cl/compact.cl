@@ -150,34 +150,37 @@ inline void put_hit(__global uint* out, uint d, Walk* w, uint i, uint luma, uint
 #define OUT_INDEXED 1u
 #define OUT_HITS 2u
 
-inline void relocate(__global const uint* px, uint n, uint wmin, __global const uint* offsets,
-                     uint mode, Walk w, __global uint* out_idx, __global uint* out_px) {
-    uint g = get_group_id(0), b, e;
-    group_range(n, g, get_num_groups(0), &b, &e);
-    uint o = offsets[g];
+/* Kept pixel p (scan position i, bin `bin`) written at output position d. */
+inline void place(uint mode, uint d, uint i, uint bin, uint p, Walk* w, __global uint* out_idx,
+                  __global uint* out_px) {
+    if (mode == OUT_HITS) {
+        put_hit(out_px, d, w, i, CLPIX_MAX_LUMA - bin, p);
+    } else {
+        if (mode == OUT_INDEXED) out_idx[d] = i;
+        out_px[d] = p;
+    }
+}
+
+/* Group g's pixels [b, e) in scan order from offsets[g] on. */
+inline void relocate(__global const uint* px, uint b, uint e, uint wmin, uint o, uint mode,
+                     Walk w, __global uint* out_idx, __global uint* out_px) {
     ushort bins[KBLOCK], kp[KBLOCK];
     for (uint t = b; t < e; t += KBLOCK) {
         uint len = min(e - t, KBLOCK);
         block_bins(px, t, len, wmin, bins);
         uint k = kept_positions(bins, len, kp);
-        for (uint j = 0; j < k; ++j, ++o) {
-            uint i = t + kp[j];
-            uint p = px[i];
-            if (mode == OUT_HITS) {
-                put_hit(out_px, o, &w, i, CLPIX_MAX_LUMA - bins[kp[j]], p);
-            } else {
-                if (mode == OUT_INDEXED) out_idx[o] = i;
-                out_px[o] = p;
-            }
-        }
+        for (uint j = 0; j < k; ++j, ++o)
+            place(mode, o, t + kp[j], bins[kp[j]], px[t + kp[j]], &w, out_idx, out_px);
     }
 }
 
 __kernel void compact_relocate(__global const uint* px, uint n, uint wmin,
                                __global const uint* offsets, uint with_idx,
                                __global uint* out_idx, __global uint* out_px) {
-    relocate(px, n, wmin, offsets, with_idx ? OUT_INDEXED : OUT_PIXELS, walk_from(0, 1, 0, 0),
-             out_idx, out_px);
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    relocate(px, b, e, wmin, offsets[g], with_idx ? OUT_INDEXED : OUT_PIXELS,
+             walk_from(0, 1, 0, 0), out_idx, out_px);
 }
 
 /* CPU devices only: the kept pixels as PixelHits of a part of `cols` columns at (x0, y0). */
@@ -186,7 +189,7 @@ __kernel void compact_relocate_hits(__global const uint* px, uint n, uint wmin,
                                     __global uint* out) {
     uint g = get_group_id(0), b, e;
     group_range(n, g, get_num_groups(0), &b, &e);
-    relocate(px, n, wmin, offsets, OUT_HITS, walk_from(b, cols, x0, y0), out, out);
+    relocate(px, b, e, wmin, offsets[g], OUT_HITS, walk_from(b, cols, x0, y0), out, out);
 }
 
 __kernel void compact_hist(__global const uint* px, uint n, uint wmin, uint nbins,
@@ -211,11 +214,10 @@ __kernel void compact_hist(__global const uint* px, uint n, uint wmin, uint nbin
     for (uint k = 0; k < nbins; ++k) ghist[k * G + g] = h0[k] + h1[k];
 }
 
-inline void scatter(__global const uint* px, uint n, uint wmin, uint nbins,
-                    __global const uint* offsets, uint mode, Walk w, __global uint* out_idx,
-                    __global uint* out_px) {
-    uint g = get_group_id(0), G = get_num_groups(0), b, e;
-    group_range(n, g, G, &b, &e);
+/* Group g (of G) places its pixels [b, e) at their bins' offsets, in scan order. */
+inline void scatter(__global const uint* px, uint g, uint G, uint b, uint e, uint wmin,
+                    uint nbins, __global const uint* offsets, uint mode, Walk w,
+                    __global uint* out_idx, __global uint* out_px) {
     uint o[1024];
     for (uint k = 0; k < nbins; ++k) o[k] = offsets[k * G + g];
     ushort bins[KBLOCK], kp[KBLOCK];
@@ -224,15 +226,8 @@ inline void scatter(__global const uint* px, uint n, uint wmin, uint nbins,
         block_bins(px, t, len, wmin, bins);
         uint k = kept_positions(bins, len, kp);
         for (uint j = 0; j < k; ++j) {
-            uint i = t + kp[j], bin = bins[kp[j]];
-            uint p = px[i];
-            uint d = o[bin]++;
-            if (mode == OUT_HITS) {
-                put_hit(out_px, d, &w, i, CLPIX_MAX_LUMA - bin, p);
-            } else {
-                if (mode == OUT_INDEXED) out_idx[d] = i;
-                out_px[d] = p;
-            }
+            uint bin = bins[kp[j]];
+            place(mode, o[bin]++, t + kp[j], bin, px[t + kp[j]], &w, out_idx, out_px);
         }
     }
 }
@@ -240,7 +235,9 @@ inline void scatter(__global const uint* px, uint n, uint wmin, uint nbins,
 __kernel void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
                               __global const uint* offsets, uint with_idx,
                               __global uint* out_idx, __global uint* out_px) {
-    scatter(px, n, wmin, nbins, offsets, with_idx ? OUT_INDEXED : OUT_PIXELS,
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    scatter(px, g, G, b, e, wmin, nbins, offsets, with_idx ? OUT_INDEXED : OUT_PIXELS,
             walk_from(0, 1, 0, 0), out_idx, out_px);
 }
 
@@ -248,9 +245,10 @@ __kernel void compact_scatter(__global const uint* px, uint n, uint wmin, uint n
 __kernel void compact_scatter_hits(__global const uint* px, uint n, uint wmin, uint nbins,
                                    __global const uint* offsets, uint cols, uint x0, uint y0,
                                    __global uint* out) {
-    uint g = get_group_id(0), b, e;
-    group_range(n, g, get_num_groups(0), &b, &e);
-    scatter(px, n, wmin, nbins, offsets, OUT_HITS, walk_from(b, cols, x0, y0), out, out);
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    scatter(px, g, G, b, e, wmin, nbins, offsets, OUT_HITS, walk_from(b, cols, x0, y0), out,
+            out);
 }
 
 #else /* GPU: work-groups of CLPIX_WG, coalesced loads, local-memory scans */

@@ -332,12 +332,7 @@ impl Engine {
                 if cl.tuning.contiguous && words_fit(cl, input.pixel_count() as usize) {
                     // A CPU device writes whole hits: the host only copies them.
                     let r = cl_compact(cl, input, threshold, sorted, KeptAs::Hits)?;
-                    let mut hits = hits_of(r.px);
-                    if sorted && r.parts > 1 {
-                        // Several parts, each sorted: merged stably (scan order across parts).
-                        hits.par_sort_by_key(|h| std::cmp::Reverse(h.luminance));
-                    }
-                    return Ok(hits);
+                    return Ok(hits_of(r.px));
                 }
                 let r = cl_compact(cl, input, threshold, sorted, KeptAs::Indexed)?;
                 let div = FastDiv::new(width);
@@ -977,8 +972,6 @@ enum KeptAs {
 struct Compacted {
     idx: Vec<u32>,
     px: Vec<u32>,
-    /// Image parts compacted one after the other (each sorted on its own).
-    parts: usize,
 }
 
 /// How a GPU sorts the kept pixels by luminance (`CLPIX_COMPACT_SORT`, read once).
@@ -1101,15 +1094,6 @@ fn cl_radix_sorted(
     result
 }
 
-/// Words a kept pixel takes in the output buffer.
-fn words(kept: KeptAs) -> usize {
-    if kept == KeptAs::Hits {
-        4
-    } else {
-        1
-    }
-}
-
 fn cl_compact(
     cl: &Arc<ClEngine>,
     input: ImageInput<'_>,
@@ -1123,10 +1107,10 @@ fn cl_compact(
     let mut all = Compacted {
         idx: Vec::new(),
         px: Vec::new(),
-        parts: 0,
     };
     let with_idx = kept == KeptAs::Indexed;
-    let per_hit = words(kept);
+    // Words a kept pixel takes in the output buffer.
+    let per_hit = if kept == KeptAs::Hits { 4 } else { 1 };
     let mut parts = 0usize;
     let mut events = Vec::new();
     cl.for_each_part(input, |buf, range| {
@@ -1140,8 +1124,8 @@ fn cl_compact(
             && cl.info.device_type == crate::DeviceType::Cpu
             && n as u64 == input.pixel_count();
         let (px_count, out_px) = if in_place {
-            all.px = vec![0u32; n * per_hit];
-            advise_huge_pages(all.px.as_ptr() as usize, n * per_hit * 4);
+            // `all.px` is empty here (one part): fresh zero pages, touched only where written.
+            grow(&mut all.px, n * per_hit);
             // SAFETY: `all.px` is neither touched nor reallocated until the blocking read
             // below, into the same memory, after the kernels; the buffer is dropped right
             // after that read.
@@ -1272,11 +1256,15 @@ fn cl_compact(
         Ok(())
     })?;
     cl.finish(&events)?;
-    if sorted && parts > 1 && kept != KeptAs::Hits {
+    if sorted && parts > 1 {
         // Each part is sorted; a stable sort of the parts in scan order by luminance descending
-        // keeps scan order within equal luminance across parts too (hits: in `hits_of`).
+        // keeps scan order within equal luminance across parts too.
         let key = |p: u32| std::cmp::Reverse(luma_u32(p));
-        if with_idx {
+        if kept == KeptAs::Hits {
+            // Whole hits, 4 words each, their luminance in the low half of the third.
+            let hits: &mut [[u32; 4]] = bytemuck::cast_slice_mut(&mut all.px);
+            hits.par_sort_by_key(|h| std::cmp::Reverse(h[2] & 0xffff));
+        } else if with_idx {
             let mut pairs: Vec<(u32, u32)> = all.idx.iter().copied().zip(all.px).collect();
             pairs.par_sort_by_key(|&(_, p)| key(p));
             (all.idx, all.px) = pairs.into_iter().unzip();
@@ -1284,7 +1272,6 @@ fn cl_compact(
             all.px.par_sort_by_key(|&p| key(p));
         }
     }
-    all.parts = parts;
     Ok(all)
 }
 

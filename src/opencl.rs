@@ -360,17 +360,11 @@ fn profile_kernels() -> bool {
     *ON.get_or_init(|| std::env::var("CLPIX_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
 }
 
-fn report_kernel_time(program: &str, variant: u32, kernel: &str, event: &Event, global: usize) {
-    let (s, t) = (
-        event.profiling_command_start(),
-        event.profiling_command_end(),
-    );
-    if let (Ok(s), Ok(t)) = (s, t) {
-        let ms = t.saturating_sub(s) as f64 / 1e6;
-        eprintln!(
-            "clpix profile: {program}/{kernel} variant {variant} global {global}: {ms:.4} ms"
-        );
-    }
+/// A finished kernel's run time from its profiling event, in nanoseconds.
+fn kernel_ns(event: &Event) -> Option<u64> {
+    let start = event.profiling_command_start().ok()?;
+    let end = event.profiling_command_end().ok()?;
+    Some(end.saturating_sub(start))
 }
 
 /// A pooled kernel: its program, the program's variant and the kernel's name.
@@ -643,17 +637,22 @@ impl ClEngine {
                 )
             }
             .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e.0))
-            .and_then(|event| match serial.is_some() || profile_kernels() {
-                true => event
+            .and_then(|event| {
+                let profile = profile_kernels();
+                if serial.is_none() && !profile {
+                    return Ok(event);
+                }
+                event
                     .wait()
-                    .map_err(|e| Error::cl("clWaitForEvents", e.0))
-                    .map(|()| {
-                        if profile_kernels() {
-                            report_kernel_time(program, variant, kernel, &event, global);
-                        }
-                        event
-                    }),
-                false => Ok(event),
+                    .map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+                if let Some(ns) = kernel_ns(&event).filter(|_| profile) {
+                    eprintln!(
+                        "clpix profile: {program}/{kernel} variant {variant} global {global}: \
+                         {:.4} ms",
+                        ns as f64 / 1e6
+                    );
+                }
+                Ok(event)
             })
         })();
         drop(serial);
@@ -674,13 +673,7 @@ impl ClEngine {
             let raw: Vec<_> = events.iter().map(|e| e.get()).collect();
             cl3::event::wait_for_events(&raw).map_err(|e| Error::cl("clWaitForEvents", e))?;
         }
-        let mut ns = 0u64;
-        for e in events {
-            let (s, t) = (e.profiling_command_start(), e.profiling_command_end());
-            if let (Ok(s), Ok(t)) = (s, t) {
-                ns += t.saturating_sub(s);
-            }
-        }
+        let ns = events.iter().filter_map(kernel_ns).sum();
         set_last_kernel_ns(Some(ns));
         Ok(())
     }
@@ -753,7 +746,7 @@ impl ClEngine {
         what: &'static str,
     ) -> Result<Buffer<T>> {
         let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
-        if bytes > self.info.max_alloc_bytes || count == 0 {
+        if bytes > self.info.max_alloc_bytes {
             return Err(Error::TooLargeForDevice {
                 what,
                 needed: bytes,
