@@ -61,11 +61,8 @@ run)
     for r in 2 4; do echo "CLPIX_HISTOGRAM_REPLICAS=$r"; CLPIX_HISTOGRAM_REPLICAS=$r ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops histogram_rgba,histogram_luminance; done
     radii=blur_w2,blur_w4,blur_w6,blur_w8,blur_w12,blur_w16
     for m in registers two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii; done
-    # The sorted compaction: counting sort (default) against the two radix passes, then each
-    # kernel's time (CLPIX_PROFILE) to show which step costs what.
-    sorts=compact_sorted,compacted_image_sorted,compacted_image
-    for m in counting radix; do echo "CLPIX_COMPACT_SORT=$m"; CLPIX_COMPACT_SORT=$m ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops $sorts; done
-    for m in counting radix; do echo "CLPIX_PROFILE=1 CLPIX_COMPACT_SORT=$m (last call)"; CLPIX_PROFILE=1 CLPIX_COMPACT_SORT=$m ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops compacted_image_sorted 2>&1 | grep "clpix profile" | tail -10; done
+    # Each kernel's time (CLPIX_PROFILE) of the compactions and the scan: which step costs what.
+    for op in compacted_image compacted_image_sorted exclusive_scan; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -10; done
   } 2>&1 | tee "$OUT/variants.txt"
   ;;
 *) echo "usage: gpu-sweep.sh pack|run"; exit 2 ;;

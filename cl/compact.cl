@@ -18,13 +18,14 @@
  *   compact_relocate   after scan_groups(counts): each group writes its kept pixels from
  *                      offset counts[g] in scan order, staged through local memory so that the
  *                      writes are coalesced; out_idx (if with_idx) gets the part-local index.
- * Sorted compaction, a stable counting sort by luminance (bins b = 1023 - L for L > threshold,
- * b < nbins, so that ascending b is descending L):
+ * Sorted compaction (bins b = 1023 - L for L > threshold, b < nbins, so that ascending b is
+ * descending L). CPU devices: a stable counting sort by luminance,
  *   compact_hist       ghist[b * G + g] = kept pixels of bin b in group g's range
  *   (scan of ghist: offsets in the order bin, then group: stable)
- *   compact_scatter    each group places its pixels at ghist[b * G + g] onwards, in scan order
- *                      within a bin (a per-bin bit mask of the work-items gives each one its
- *                      rank among equal luminance in a sub-tile).
+ *   compact_scatter    each group places its pixels at ghist[b * G + g] onwards, in scan order.
+ * GPUs: two stable LSD radix passes of 5 bits of b (radix_hist, radix_scatter, below), whose
+ * writes come in runs of equal digit; a one-pass counting sort wrote single pixels to 1024
+ * places per tile and took 1.32 ms on the H200 against 0.82 ms for the two passes.
  * CPU devices also have compact_relocate_hits and compact_scatter_hits, which write whole
  * PixelHit records (x, y, L, RGBA) instead of index and pixel: the host then copies nothing.
  */
@@ -49,12 +50,6 @@ inline void group_range(uint n, uint g, uint G, uint* begin, uint* end) {
     ulong b = min((ulong)n, (ulong)g * per);
     *begin = (uint)b;
     *end = (uint)min((ulong)n, b + per);
-}
-
-inline uint bin_of(uint p, uint wmin, uint* keep) {
-    uint w = clpix_wsum(p);
-    *keep = w >= wmin;
-    return CLPIX_MAX_LUMA - clpix_luma_of_wsum(w);
 }
 
 #if CLPIX_CONTIGUOUS /* CPU devices: groups of one work-item, each walks its range */
@@ -495,87 +490,7 @@ void compact_relocate(__global const uint* px, uint n, uint wmin,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
-void compact_hist(__global const uint* px, uint n, uint wmin, uint nbins, __global uint* ghist) {
-    __local uint h[1024];
-    uint g = get_group_id(0), G = get_num_groups(0), b, e;
-    group_range(n, g, G, &b, &e);
-    uint lid = get_local_id(0);
-    for (uint k = lid; k < 1024; k += CLPIX_WG) h[k] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint t = b; t < e; t += CTILE) {
-        uint4 p;
-        uint m = load4(px, t, e, wmin, &p);
-        if (m) {
-            uint4 bins = (uint4)(CLPIX_MAX_LUMA) - clpix_luma4(p);
-            uint q[4] = {bins.x, bins.y, bins.z, bins.w};
-            /* Runs of equal bins among the 4 pixels take one atomic (constant images). */
-            uint cur = 0, cnt = 0;
-            for (uint k = 0; k < 4; ++k) {
-                if (!(m & (1u << k))) continue;
-                if (cnt && q[k] != cur) { atomic_add(&h[cur], cnt); cnt = 0; }
-                cur = q[k];
-                ++cnt;
-            }
-            atomic_add(&h[cur], cnt);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = lid; k < nbins; k += CLPIX_WG) ghist[k * G + g] = h[k];
-}
-
-#define MASK_WORDS ((CLPIX_WG + 31) / 32)
-
-__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
-void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
-                     __global const uint* offsets, uint with_idx,
-                     __global uint* out_idx, __global uint* out_px) {
-    __local uint base[1024];
-    __local uint mask[1024 * MASK_WORDS];
-    uint g = get_group_id(0), G = get_num_groups(0), b, e;
-    group_range(n, g, G, &b, &e);
-    uint lid = get_local_id(0);
-    uint word = lid / 32, bit = lid % 32;
-    for (uint k = lid; k < nbins; k += CLPIX_WG) base[k] = offsets[k * G + g];
-    for (uint k = lid; k < 1024 * MASK_WORDS; k += CLPIX_WG) mask[k] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* Sub-tiles of CLPIX_WG consecutive pixels, one per work-item: the order of the work-items
-       is the scan order, so a work-item's rank in its bin is the number of lower bits set. */
-    for (uint t = b; t < e; t += CTILE) {
-        uint v[4];
-        for (uint k = 0; k < 4; ++k) {
-            uint i = t + k * CLPIX_WG + lid;
-            v[k] = i < e ? px[i] : 0u;
-        }
-        for (uint k = 0; k < 4; ++k) {
-            uint i = t + k * CLPIX_WG + lid;
-            uint keep, bin = bin_of(v[k], wmin, &keep);
-            keep = keep && i < e;
-            if (keep) atomic_or(&mask[bin * MASK_WORDS + word], 1u << bit);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            uint last = 0;
-            if (keep) {
-                __local const uint* mk = mask + bin * MASK_WORDS;
-                uint rank = popcount(mk[word] & ((1u << bit) - 1u));
-                uint above = mk[word] & ~((2u << bit) - 1u);
-                for (uint w = 0; w < word; ++w) rank += popcount(mk[w]);
-                for (uint w = word + 1; w < MASK_WORDS; ++w) above |= mk[w];
-                uint d = base[bin] + rank;
-                if (with_idx) out_idx[d] = i;
-                out_px[d] = v[k];
-                last = above == 0 ? d + 1 : 0u;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (keep) {
-                mask[bin * MASK_WORDS + word] = 0;
-                if (last) base[bin] = last;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
-}
-
-/* ---- Sorted compaction as two stable LSD radix passes of 5 bits (CLPIX_COMPACT_SORT=radix).
+/* ---- Sorted compaction on GPUs: two stable LSD radix passes of 5 bits.
  * Pass 1 reads the image, keeps L > threshold and orders the kept pixels by the low 5 bits of
  * their bin; pass 2 reads that result and orders it by the high 5 bits. Each pass:
  *   radix_hist     ghist[d * G + g] = kept pixels of digit d in group g's range
@@ -586,13 +501,18 @@ void compact_scatter(__global const uint* px, uint n, uint wmin, uint nbins,
  *                  runs of equal digit to consecutive addresses (coalesced).
  */
 #define RADIX 32u
-/* Pixels per work-item in a radix tile: the relocation's tile (two 16-byte loads). */
-#define RK 8u
-#define RTILE_PX RTILE
-/* Counter j of a tile (j = digit * CLPIX_WG + work-item) at a padded position: a word of
-   padding every 16 words, so that the raking work-items hit different banks. */
-#define CNT(j) ((j) + ((j) >> 5) * 2u)
-#define CNT_SIZE CNT(RADIX * CLPIX_WG)
+/* Pixels per work-item in a radix tile: the fixed cost of a tile (its counters, scan and
+   barriers) is paid once per 16 pixels. */
+#define RADIX_PER 16u
+#define RADIX_TILE (CLPIX_WG * RADIX_PER)
+/* Counters two to a word: word (d % 16) * CLPIX_WG + l holds the counts of digits d and
+   d + 16 of work-item l in its low and high halves (a tile holds fewer than 2^16 pixels, so
+   the halves never carry into each other, even scanned). A word of padding every 16, so that
+   the raking work-items (16 consecutive words each) hit different banks. */
+#define PC(j) ((j) + ((j) >> 4))
+#define PC_WORDS PC(16u * CLPIX_WG)
+/* The counters, then the staged tile (pixels and indices), in the same local memory. */
+#define RADIX_POOL (PC_WORDS > 2u * RADIX_TILE ? PC_WORDS : 2u * RADIX_TILE)
 
 inline uint radix_digit(uint p, uint shift) {
     return ((CLPIX_MAX_LUMA - clpix_luma(p)) >> shift) & (RADIX - 1u);
@@ -630,77 +550,116 @@ void radix_hist(__global const uint* px, uint n, uint wmin, uint shift, __global
 #define RADIX_WITH_IDX 1u /* write out_idx */
 #define RADIX_SRC_IDX 2u  /* indices come from src_idx (pass 2); else the scan position */
 
+/* This work-item's RADIX_PER consecutive elements of the radix tile at t (0 at and beyond e). */
+inline void load_run(__global const uint* src, uint t, uint e, uint* v) {
+    uint first = t + get_local_id(0) * RADIX_PER;
+    if (t + RADIX_TILE <= e) {
+        __global const uint4* s4 = (__global const uint4*)(src + first);
+        for (uint q = 0; q < RADIX_PER / 4; ++q) {
+            uint4 a = s4[q];
+            v[4 * q] = a.x;
+            v[4 * q + 1] = a.y;
+            v[4 * q + 2] = a.z;
+            v[4 * q + 3] = a.w;
+        }
+    } else {
+        for (uint k = 0; k < RADIX_PER; ++k) v[k] = first + k < e ? src[first + k] : 0u;
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void radix_scatter(__global const uint* px, __global const uint* src_idx, uint n, uint wmin,
                    uint shift, __global const uint* offsets, uint flags,
                    __global uint* out_idx, __global uint* out_px) {
-    __local ushort cnt[CNT_SIZE];
+    __local uint pool[RADIX_POOL];
     __local uint sh[CLPIX_WG];
-    __local uint st_px[RTILE_PX];
-    __local uint st_idx[RTILE_PX];
     __local uint goff[RADIX];
     __local uint dstart[RADIX];
+    __local uint* cnt = pool;
+    __local uint* st_px = pool;
+    __local uint* st_idx = pool + RADIX_TILE;
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
     uint lid = get_local_id(0);
     for (uint d = lid; d < RADIX; d += CLPIX_WG) goff[d] = offsets[d * G + g];
-    for (uint t = b; t < e; t += RTILE_PX) {
-        uint first = t + lid * RK;
-        uint v[RK], vi[RK];
-        load8(px, t, e, v);
-        if (flags & RADIX_SRC_IDX) {
-            load8(src_idx, t, e, vi);
-        } else {
-            for (uint k = 0; k < RK; ++k) vi[k] = first + k;
+    /* The next tile's loads are issued before this tile's work, so that their latency
+       overlaps its barriers (pass 1 on the H200: 0.42 -> 0.40 ms). */
+    uint nv[RADIX_PER], nvi[RADIX_PER];
+    uint with_src = flags & RADIX_SRC_IDX;
+    if (b < e) {
+        load_run(px, b, e, nv);
+        if (with_src) load_run(src_idx, b, e, nvi);
+    }
+    for (uint t = b; t < e; t += RADIX_TILE) {
+        uint first = t + lid * RADIX_PER;
+        uint v[RADIX_PER], vi[RADIX_PER], r[RADIX_PER];
+        for (uint k = 0; k < RADIX_PER; ++k) {
+            v[k] = nv[k];
+            vi[k] = with_src ? nvi[k] : first + k;
+        }
+        if (t + RADIX_TILE < e) {
+            load_run(px, t + RADIX_TILE, e, nv);
+            if (with_src) load_run(src_idx, t + RADIX_TILE, e, nvi);
         }
         /* This work-item's counters (a column only it touches until the barrier). */
-        for (uint d = 0; d < RADIX; ++d) cnt[CNT(d * CLPIX_WG + lid)] = 0;
-        uint keep = 0, dg[RK], lr[RK];
-        for (uint k = 0; k < RK; ++k) {
-            dg[k] = radix_digit(v[k], shift);
-            lr[k] = 0;
+        for (uint q = 0; q < 16u; ++q) cnt[PC(q * CLPIX_WG + lid)] = 0;
+        uint keep = 0;
+        for (uint k = 0; k < RADIX_PER; ++k) {
+            r[k] = 0;
             if (first + k < e && clpix_wsum(v[k]) >= wmin) {
                 keep |= 1u << k;
-                uint j = CNT(dg[k] * CLPIX_WG + lid);
-                lr[k] = cnt[j];
-                cnt[j] = (ushort)(lr[k] + 1u);
+                uint d = radix_digit(v[k], shift), lane = (d >> 4) * 16u;
+                uint j = PC((d & 15u) * CLPIX_WG + lid);
+                uint c = cnt[j];
+                r[k] = (c >> lane) & 0xffffu;
+                cnt[j] = c + (1u << lane);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* Exclusive scan of the counters in the order (digit, work-item): work-item l rakes
-           counters RADIX l .. RADIX l + RADIX - 1. */
+        /* Exclusive scan of the counters in the order (digit, work-item), both halves at once:
+           work-item l rakes words 16 l .. 16 l + 15; the high halves (digits 16..31) then
+           start after all the low ones. */
         uint s = 0;
-        for (uint r = 0; r < RADIX; ++r) s += cnt[CNT(lid * RADIX + r)];
+        for (uint q = 0; q < 16u; ++q) s += cnt[PC(lid * 16u + q)];
         uint total;
-        uint x = wg_scan(s, sh, &total);
-        for (uint r = 0; r < RADIX; ++r) {
-            uint j = CNT(lid * RADIX + r);
+        uint x = wg_scan(s, sh, &total) + ((total & 0xffffu) << 16);
+        for (uint q = 0; q < 16u; ++q) {
+            uint j = PC(lid * 16u + q);
             uint c = cnt[j];
-            cnt[j] = (ushort)x;
+            cnt[j] = x;
             x += c;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint d = lid; d < RADIX; d += CLPIX_WG) dstart[d] = cnt[CNT(d * CLPIX_WG)];
-        for (uint k = 0; k < RK; ++k) {
+        for (uint d = lid; d < RADIX; d += CLPIX_WG)
+            dstart[d] = (cnt[PC((d & 15u) * CLPIX_WG)] >> ((d >> 4) * 16u)) & 0xffffu;
+        for (uint k = 0; k < RADIX_PER; ++k) {
             if (keep & (1u << k)) {
-                uint r = cnt[CNT(dg[k] * CLPIX_WG + lid)] + lr[k];
-                st_px[r] = v[k];
-                st_idx[r] = vi[k];
+                uint d = radix_digit(v[k], shift);
+                r[k] += (cnt[PC((d & 15u) * CLPIX_WG + lid)] >> ((d >> 4) * 16u)) & 0xffffu;
+            }
+        }
+        /* The counters are read: the staged tile may take their place. */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint k = 0; k < RADIX_PER; ++k) {
+            if (keep & (1u << k)) {
+                st_px[r[k]] = v[k];
+                if (flags & RADIX_WITH_IDX) st_idx[r[k]] = vi[k];
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         /* Runs of equal digit go to consecutive addresses. */
-        for (uint j = lid; j < total; j += CLPIX_WG) {
+        uint kept = (total & 0xffffu) + (total >> 16);
+        for (uint j = lid; j < kept; j += CLPIX_WG) {
             uint p = st_px[j], d = radix_digit(p, shift);
             uint at = goff[d] + j - dstart[d];
             out_px[at] = p;
             if (flags & RADIX_WITH_IDX) out_idx[at] = st_idx[j];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* (The end of the last digit is `total`, a private value: PoCL 3.1 lost a store of it
+        /* (The end of the last digit is `kept`, a private value: PoCL 3.1 lost a store of it
            by one work-item to local memory, read by another after two barriers.) */
         for (uint d = lid; d < RADIX; d += CLPIX_WG)
-            goff[d] += (d + 1 < RADIX ? dstart[d + 1] : total) - dstart[d];
+            goff[d] += (d + 1 < RADIX ? dstart[d + 1] : kept) - dstart[d];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }

@@ -60,7 +60,8 @@ pub fn gpu_layout_engines() -> Vec<Engine> {
 }
 
 /// The compaction's adversarial images, 333×77 unless said: all ties, everything kept, nothing
-/// kept, strided rows, many groups (1024×700), one kept pixel in the last position.
+/// kept, strided rows, many groups (1024×700), rows ending in a partial second tile of the
+/// GPU kernels (2100 and 4200 pixels), one kept pixel in the last position.
 pub fn compaction_edge_cases() -> Vec<TestImage> {
     let (w, h) = (333u32, 77u32);
     let mut cases = vec![
@@ -69,6 +70,8 @@ pub fn compaction_edge_cases() -> Vec<TestImage> {
         make_image(w, h, 0, Content::Black, 3),
         make_image(w, h, 12, Content::Random, 4),
         make_image(1024, 700, 0, Content::Random, 5),
+        make_image(2100, 1, 0, Content::Random, 7),
+        make_image(4200, 1, 0, Content::Random, 8),
     ];
     let mut last = make_image(w, h, 0, Content::Black, 6);
     let n = last.data.len();
