@@ -438,18 +438,25 @@ void compact_count(__global const uint* px, uint n, uint wmin, __global uint* co
 
 /* Relocation tile: 8 consecutive pixels per work-item (two 16-byte loads in flight), so that
    the work-group scan and its barriers are paid once per 8 pixels. */
-#define RTILE (CLPIX_WG * 8u)
+#define RELOC_PER 8u
+#define RTILE (CLPIX_WG * RELOC_PER)
 
-/* This work-item's 8 consecutive elements of the tile at t (0 at and beyond e). */
-inline void load8(__global const uint* px, uint t, uint e, uint* v) {
-    uint first = t + get_local_id(0) * 8;
-    if (t + RTILE <= e) {
-        __global const uint4* p4 = (__global const uint4*)(px + first);
-        uint4 a = p4[0], c = p4[1];
-        v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
-        v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+/* This work-item's `per` consecutive elements of a tile of CLPIX_WG * per elements at t (0 at
+   and beyond e), in 16-byte loads where the tile is whole. `per`, a multiple of 4, is a
+   constant at every call, so the loops unroll. */
+inline void load_run(__global const uint* src, uint t, uint e, uint per, uint* v) {
+    uint first = t + get_local_id(0) * per;
+    if (t + CLPIX_WG * per <= e) {
+        __global const uint4* s4 = (__global const uint4*)(src + first);
+        for (uint q = 0; q < per / 4; ++q) {
+            uint4 a = s4[q];
+            v[4 * q] = a.x;
+            v[4 * q + 1] = a.y;
+            v[4 * q + 2] = a.z;
+            v[4 * q + 3] = a.w;
+        }
     } else {
-        for (uint k = 0; k < 8; ++k) v[k] = first + k < e ? px[first + k] : 0u;
+        for (uint k = 0; k < per; ++k) v[k] = first + k < e ? src[first + k] : 0u;
     }
 }
 
@@ -465,15 +472,15 @@ void compact_relocate(__global const uint* px, uint n, uint wmin,
     uint lid = get_local_id(0);
     uint run = offsets[g];
     for (uint t = b; t < e; t += RTILE) {
-        uint first = t + lid * 8;
-        uint v[8];
-        load8(px, t, e, v);
+        uint first = t + lid * RELOC_PER;
+        uint v[RELOC_PER];
+        load_run(px, t, e, RELOC_PER, v);
         uint m = 0;
-        for (uint k = 0; k < 8; ++k)
+        for (uint k = 0; k < RELOC_PER; ++k)
             m |= (clpix_wsum(v[k]) >= wmin && first + k < e ? 1u : 0u) << k;
         uint total;
         uint x = wg_scan(popcount(m), sh, &total);
-        for (uint k = 0; k < 8; ++k) {
+        for (uint k = 0; k < RELOC_PER; ++k) {
             if (m & (1u << k)) {
                 st_px[x] = v[k];
                 st_idx[x] = first + k;
@@ -550,23 +557,6 @@ void radix_hist(__global const uint* px, uint n, uint wmin, uint shift, __global
 #define RADIX_WITH_IDX 1u /* write out_idx */
 #define RADIX_SRC_IDX 2u  /* indices come from src_idx (pass 2); else the scan position */
 
-/* This work-item's RADIX_PER consecutive elements of the radix tile at t (0 at and beyond e). */
-inline void load_run(__global const uint* src, uint t, uint e, uint* v) {
-    uint first = t + get_local_id(0) * RADIX_PER;
-    if (t + RADIX_TILE <= e) {
-        __global const uint4* s4 = (__global const uint4*)(src + first);
-        for (uint q = 0; q < RADIX_PER / 4; ++q) {
-            uint4 a = s4[q];
-            v[4 * q] = a.x;
-            v[4 * q + 1] = a.y;
-            v[4 * q + 2] = a.z;
-            v[4 * q + 3] = a.w;
-        }
-    } else {
-        for (uint k = 0; k < RADIX_PER; ++k) v[k] = first + k < e ? src[first + k] : 0u;
-    }
-}
-
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void radix_scatter(__global const uint* px, __global const uint* src_idx, uint n, uint wmin,
                    uint shift, __global const uint* offsets, uint flags,
@@ -587,8 +577,8 @@ void radix_scatter(__global const uint* px, __global const uint* src_idx, uint n
     uint nv[RADIX_PER], nvi[RADIX_PER];
     uint with_src = flags & RADIX_SRC_IDX;
     if (b < e) {
-        load_run(px, b, e, nv);
-        if (with_src) load_run(src_idx, b, e, nvi);
+        load_run(px, b, e, RADIX_PER, nv);
+        if (with_src) load_run(src_idx, b, e, RADIX_PER, nvi);
     }
     for (uint t = b; t < e; t += RADIX_TILE) {
         uint first = t + lid * RADIX_PER;
@@ -598,8 +588,8 @@ void radix_scatter(__global const uint* px, __global const uint* src_idx, uint n
             vi[k] = with_src ? nvi[k] : first + k;
         }
         if (t + RADIX_TILE < e) {
-            load_run(px, t + RADIX_TILE, e, nv);
-            if (with_src) load_run(src_idx, t + RADIX_TILE, e, nvi);
+            load_run(px, t + RADIX_TILE, e, RADIX_PER, nv);
+            if (with_src) load_run(src_idx, t + RADIX_TILE, e, RADIX_PER, nvi);
         }
         /* This work-item's counters (a column only it touches until the barrier). */
         for (uint q = 0; q < 16u; ++q) cnt[PC(q * CLPIX_WG + lid)] = 0;

@@ -36,9 +36,9 @@
 //!   over the bus); x, y and L are derived on the host. On CPU devices each work-item walks a
 //!   contiguous range instead (`CLPIX_CONTIGUOUS`), sorts by a stable counting sort over the
 //!   luminance bins, computes the bins of a block of pixels in one vectorised loop before
-//!   placing them, and writes whole
-//!   `PixelHit`s straight into the result's memory (`CL_MEM_USE_HOST_PTR`): on PoCL 3.1 the
-//!   16-byte copy of 8 million hits into fresh pages had cost as much as the kernels.
+//!   placing them, and writes whole `PixelHit`s straight into the result's memory
+//!   (`CL_MEM_USE_HOST_PTR`): on PoCL 3.1 the 16-byte copy of 8 million hits into fresh pages
+//!   had cost as much as the kernels.
 //! - **Scan** on OpenCL: reduce-then-scan (sum per group, scan of the group sums by one group,
 //!   rescan of each group's range from its offset); no single-pass look-back, since OpenCL does
 //!   not promise forward progress between work-groups.
@@ -979,8 +979,8 @@ struct Compacted {
 
 /// The two radix passes of the GPU sorted compaction of `n` pixels of `buf`: kept pixels by
 /// luminance descending, stable, into `out_px` (and their part-local scan indices into
-/// `out_idx` when `with_idx`). Returns the group sums of the first pass's scan, whose element
-/// `groups` is the number kept.
+/// `out_idx` when `with_idx`). Returns the number kept (read back between the passes: the
+/// second pass's length).
 #[allow(clippy::too_many_arguments)]
 fn cl_radix_sorted(
     cl: &ClEngine,
@@ -991,7 +991,7 @@ fn cl_radix_sorted(
     out_idx: &Buffer<u32>,
     out_px: &Buffer<u32>,
     events: &mut Vec<Event>,
-) -> Result<(Buffer<u32>, usize)> {
+) -> Result<usize> {
     const RADIX: usize = 32;
     const RADIX_WITH_IDX: u32 = 1;
     const RADIX_SRC_IDX: u32 = 2;
@@ -1056,7 +1056,7 @@ fn cl_radix_sorted(
             let flags = flag | if with_idx { RADIX_SRC_IDX } else { 0 };
             pass(&tmp_px, &tmp_idx, m, 0, 5, flags, out_idx, out_px)?;
         }
-        Ok((sums, sg))
+        Ok(m)
     });
     // The second pass has been enqueued before the scratch goes back: later users of the same
     // in-order queue run after it.
@@ -1130,78 +1130,80 @@ fn cl_compact(
             };
             cl.launch("compact", kernel, &args, g * wg, wg)
         };
-        let total_at = if sorted && !cl.tuning.contiguous {
+        let m = if sorted && !cl.tuning.contiguous {
             cl_radix_sorted(cl, buf, n, wmin, with_idx, &out_idx, &out_px, &mut events)?
-        } else if sorted {
-            // A group count that keeps the `bins × groups` counters within one buffer.
-            let cap = (cl.max_buffer_bytes / 4) as usize;
-            let g = groups_for(cl, n).min((cap - 1) / nbins).max(1);
-            let ghist = cl.buffer::<u32>(nbins * g + 1, "luminance counts per group")?;
-            events.push(cl.launch(
-                "compact",
-                "compact_hist",
-                &[
-                    Arg::buf(buf),
-                    Arg::U32(n32),
-                    Arg::U32(wmin),
-                    Arg::U32(nbins as u32),
-                    Arg::buf(&ghist),
-                ],
-                g * wg,
-                wg,
-            )?);
-            let (sums, sg) = cl_scan(cl, &ghist, nbins * g, &ghist, 0, &mut events)?;
-            events.push(relocate(
-                "compact_scatter",
-                "compact_scatter_hits",
-                vec![
-                    Arg::buf(buf),
-                    Arg::U32(n32),
-                    Arg::U32(wmin),
-                    Arg::U32(nbins as u32),
-                    Arg::buf(&ghist),
-                ],
-                g,
-            )?);
-            (sums, sg)
         } else {
-            let g = groups_for(cl, n);
-            let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
-            events.push(cl.launch(
-                "compact",
-                "compact_count",
-                &[
-                    Arg::buf(buf),
-                    Arg::U32(n32),
-                    Arg::U32(wmin),
-                    Arg::buf(&counts),
-                ],
-                g * wg,
-                wg,
-            )?);
-            events.push(cl.launch(
-                "compact",
-                "scan_groups",
-                &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
-                wg,
-                wg,
-            )?);
-            events.push(relocate(
-                "compact_relocate",
-                "compact_relocate_hits",
-                vec![
-                    Arg::buf(buf),
-                    Arg::U32(n32),
-                    Arg::U32(wmin),
-                    Arg::buf(&counts),
-                ],
-                g,
-            )?);
-            (counts, g)
+            let total_at = if sorted {
+                // A group count that keeps the `bins × groups` counters within one buffer.
+                let cap = (cl.max_buffer_bytes / 4) as usize;
+                let g = groups_for(cl, n).min((cap - 1) / nbins).max(1);
+                let ghist = cl.buffer::<u32>(nbins * g + 1, "luminance counts per group")?;
+                events.push(cl.launch(
+                    "compact",
+                    "compact_hist",
+                    &[
+                        Arg::buf(buf),
+                        Arg::U32(n32),
+                        Arg::U32(wmin),
+                        Arg::U32(nbins as u32),
+                        Arg::buf(&ghist),
+                    ],
+                    g * wg,
+                    wg,
+                )?);
+                let (sums, sg) = cl_scan(cl, &ghist, nbins * g, &ghist, 0, &mut events)?;
+                events.push(relocate(
+                    "compact_scatter",
+                    "compact_scatter_hits",
+                    vec![
+                        Arg::buf(buf),
+                        Arg::U32(n32),
+                        Arg::U32(wmin),
+                        Arg::U32(nbins as u32),
+                        Arg::buf(&ghist),
+                    ],
+                    g,
+                )?);
+                (sums, sg)
+            } else {
+                let g = groups_for(cl, n);
+                let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
+                events.push(cl.launch(
+                    "compact",
+                    "compact_count",
+                    &[
+                        Arg::buf(buf),
+                        Arg::U32(n32),
+                        Arg::U32(wmin),
+                        Arg::buf(&counts),
+                    ],
+                    g * wg,
+                    wg,
+                )?);
+                events.push(cl.launch(
+                    "compact",
+                    "scan_groups",
+                    &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
+                    wg,
+                    wg,
+                )?);
+                events.push(relocate(
+                    "compact_relocate",
+                    "compact_relocate_hits",
+                    vec![
+                        Arg::buf(buf),
+                        Arg::U32(n32),
+                        Arg::U32(wmin),
+                        Arg::buf(&counts),
+                    ],
+                    g,
+                )?);
+                (counts, g)
+            };
+            let mut total = [0u32];
+            cl.read(&total_at.0, total_at.1, &mut total)?;
+            (total[0] as usize).min(n)
         };
-        let mut total = [0u32];
-        cl.read(&total_at.0, total_at.1, &mut total)?;
-        let m = (total[0] as usize).min(n);
         if in_place {
             cl.read(&out_px, 0, &mut all.px[..m * per_hit])?;
             drop(out_px);
