@@ -71,13 +71,15 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
    to, and the oldest of them, now complete, is written. Rows come in unrolled runs of 2W + 1,
    so that every accumulator has a fixed register. 8 bytes of DRAM traffic a pixel; the sums
    are the two-pass kernels' integer sums. */
-#define W ((uint)(CLPIX_VARIANT & 0xffff))
-#define CPX ((uint)(CLPIX_VARIANT >> 16))
+#define W ((uint)(CLPIX_VARIANT & 0xff))
+#define CPX ((uint)((CLPIX_VARIANT >> 16) & 0xf))
 #define TAPS (2u * W + 1u)
 #define FX 64u
 #define COLS (FX * CPX)
 #define FSPAN (COLS + 2u * W)
 #define FK ((FSPAN + FX - 1u) / FX)
+
+#if ((CLPIX_VARIANT >> 16) & 0xf) != 0 /* the fused kernel's programs */
 
 /* The kernel takes the arguments every blur kernel begins with; its radius argument w is W. */
 
@@ -162,6 +164,154 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
         }
     }
 }
+#endif
+
+#if ((CLPIX_VARIANT >> 20) & 0xf) != 0 /* the specialised two passes' programs */
+/* The RGBA8 two passes specialised on the radius W (GPUs, radii where the fused kernel's
+   accumulators crowd the registers), both written so that each tap costs about one
+   instruction a channel. CLPIX_VARIANT also carries VCH (bits 20..23: channels a work-item of
+   the vertical pass, 1, 2 or 4) and HP (bits 24..27: pixels a work-item of the horizontal
+   pass, 4 or 8).
+   Horizontal: the tile in local memory as float4, each pixel converted once; each work-item
+   filters HP neighbouring pixels from a sliding window in registers (HP + 2W loads for HP
+   outputs) with f32 multiply-adds. Every value is an integer below 2^24 (SPEC: h is at most
+   255 * 65536), so every product and sum is exact and the bits are those of the integer sum.
+   Vertical: VCH channels of one column a work-item; a ring of the last 2W + 1 intermediate rows
+   in registers, VPF more rows loaded ahead; one multiply a pair of rows (the weights are
+   symmetric), in integers. */
+#define VCH ((uint)((CLPIX_VARIANT >> 20) & 0xf))
+#define HP ((uint)((CLPIX_VARIANT >> 24) & 0xf))
+#define HTW (128u * HP)
+#define HSPAN (HTW + 2u * W)
+/* One float4 of padding every 8: work-item l reads from about 9 l (HP = 8) or 4.5 l (HP = 4)
+   float4s, so that the 8 work-items of a 128-byte access hit distinct banks. */
+#define HPAD(k) ((k) + ((k) >> 3))
+
+/* 2^23 + v as a float's bits, less 2^23: exact, and no conversion instruction. */
+inline float4 u8x4_to_float4(uint p) {
+    return as_float4(unpack4(p) | 0x4b000000u) - 8388608.0f;
+}
+
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_hs_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global uint2* t, uint tiles, __local float4* tile) {
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint y = g / tiles;
+    uint x0 = (g - y * tiles) * HTW;
+    __global const uint* row = src + (size_t)y * width;
+    for (uint k = lid; k < HSPAN; k += 128u) {
+        long p = (long)x0 + (long)k - (long)W;
+        uint v;
+        if (p >= 0 && p < (long)width) {
+            v = row[p];
+        } else {
+            long s = blur_map(p, width, border);
+            v = s < 0 ? 0u : row[s];
+        }
+        tile[HPAD(k)] = u8x4_to_float4(v);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float qf[TAPS];
+#pragma unroll
+    for (uint i = 0; i < TAPS; ++i) qf[i] = (float)q[i];
+    float4 acc[HP];
+#pragma unroll
+    for (uint p = 0; p < HP; ++p) acc[p] = (float4)(0.0f);
+    uint b = lid * HP;
+#pragma unroll
+    for (uint k = 0; k < HP + 2u * W; ++k) {
+        float4 v = tile[HPAD(b + k)];
+#pragma unroll
+        for (uint p = 0; p < HP; ++p)
+            if (k >= p && k - p < TAPS) acc[p] = fma((float4)(qf[k - p]), v, acc[p]);
+    }
+    __global uint2* out = t + (size_t)y * width;
+#pragma unroll
+    for (uint p = 0; p < HP; ++p) {
+        uint x = x0 + b + p;
+        if (x < width) out[x] = as_uint2(convert_ushort4((convert_uint4(acc[p]) + 128u) >> 8));
+    }
+}
+
+/* VT: VCH channels as uints; VIN, VOUT: VCH channels of the intermediate and of the output
+   (rows of `lanes` of them). */
+#if ((CLPIX_VARIANT >> 20) & 0xf) == 4
+#define VT uint4
+#define VIN uint2
+#define VOUT uint
+#define VCONV(v) convert_uint4(as_ushort4(v))
+#define VPACK(v) as_uint(convert_uchar4(v))
+#elif ((CLPIX_VARIANT >> 20) & 0xf) == 2
+#define VT uint2
+#define VIN uint
+#define VOUT ushort
+#define VCONV(v) convert_uint2(as_ushort2(v))
+#define VPACK(v) as_ushort(convert_uchar2(v))
+#else
+#define VT uint
+#define VIN ushort
+#define VOUT uchar
+#define VCONV(v) ((uint)(v))
+#define VPACK(v) ((uchar)(v))
+#endif
+#define VPF 4u
+#define VRING (TAPS + VPF)
+
+/* Intermediate row p (through the border; a zero row as zeros) at this work-item's lane: t
+   points at the lane in row 0. 32-bit row arithmetic: this runs once an output row. */
+inline VT vs_load(__global const VIN* t, uint lanes, uint height, uint border, int p) {
+    uint r = (uint)p;
+    if (r >= height) {
+        long m = blur_map(p, height, border);
+        if (m < 0) return (VT)(0u);
+        r = (uint)m;
+    }
+    return VCONV(t[(size_t)r * lanes]);
+}
+
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global VOUT* dst, uint xg, uint strip) {
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint c = (g - sy * xg) * 128u + get_local_id(0);
+    uint lanes = width * (4u / VCH);
+    if (c >= lanes) return;
+    t += c;
+    dst += c;
+    uint y0 = sy * strip;
+    uint rows = min(strip, height - y0);
+    uint need = rows + 2u * W; /* input rows */
+    uint nin = (need + VRING - 1u) / VRING * VRING;
+    int top = (int)y0 - (int)W; /* input row 0 */
+    uint qk[W + 1u];
+#pragma unroll
+    for (uint d = 0; d <= W; ++d) qk[d] = q[W + d];
+    VT ring[VRING];
+#pragma unroll
+    for (uint u = 0; u < VRING; ++u) ring[u] = (VT)(0u);
+#pragma unroll
+    for (uint u = 0; u < VPF; ++u) ring[u] = vs_load(t, lanes, height, border, top + (int)u);
+    for (uint j0 = 0; j0 < nin; j0 += VRING) {
+#pragma unroll
+        for (uint u = 0; u < VRING; ++u) {
+            uint j = j0 + u; /* input row j sits in slot u */
+            if (j + VPF < need)
+                ring[(u + VPF) % VRING] =
+                    vs_load(t, lanes, height, border, top + (int)(j + VPF));
+            if (j >= 2u * W && j - 2u * W < rows) {
+                uint m = (u + VRING - W) % VRING; /* the centre row's slot */
+                VT acc = qk[0] * ring[m];
+#pragma unroll
+                for (uint d = 1; d <= W; ++d)
+                    acc += qk[d] * (ring[(m + VRING - d) % VRING] + ring[(m + d) % VRING]);
+                dst[(size_t)(y0 + j - 2u * W) * lanes] = VPACK((acc + (1u << 23)) >> 24);
+            }
+        }
+    }
+}
+#endif
 
 #else /* every other kernel */
 

@@ -37,17 +37,28 @@
 //! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
 //! when the tile does not fit the device's local memory a variant reads global memory
 //! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
-//! across the work-group); the intermediate buffer is pooled between calls. For radii up to 6
-//! one fused RGBA8 kernel runs instead, built per radius (`-D CLPIX_VARIANT`) so that its state
-//! lives in registers: a group of 64 work-items owns 64 or 128 columns and walks a strip of
-//! rows, storing each input row once into local memory (the next row's loads in flight during
-//! this row's arithmetic), filtering its columns horizontally and adding each filtered value
-//! into the accumulators of the `2w + 1` output rows it belongs to, whose oldest is then
-//! written: 8 bytes of DRAM traffic a pixel instead of 24. On an H100 (8192²) it took 0.43 /
-//! 0.72 / 0.98 ms at w = 2 / 4 / 6 against 0.86 / 1.04 / 1.25 ms for the two passes; at
-//! w = 8 the accumulators crowd the registers and it lost (1.57 / 1.46 ms).
-//! `CLPIX_BLUR_GPU=registers` or `two-pass` forces either; `CLPIX_BLUR_COLUMNS=1|2` the
-//! columns a work-item of the fused kernel takes (2 up to w = 4 by default).
+//! across the work-group); the intermediate buffer is pooled between calls. For RGBA8, kernels
+//! built per radius (`-D CLPIX_VARIANT`) replace these generic passes where they win:
+//! - up to w = 6 one fused kernel, its state in registers: a group of 64 work-items owns 64 or
+//!   128 columns and walks a strip of rows, storing each input row once into local memory (the
+//!   next row's loads in flight during this row's arithmetic), filtering its columns
+//!   horizontally and adding each filtered value into the accumulators of the `2w + 1` output
+//!   rows it belongs to, whose oldest is then written: 8 bytes of DRAM traffic a pixel instead
+//!   of 24. On an H100 (8192²) it took 0.43 / 0.72 / 0.98 ms at w = 2 / 4 / 6 against
+//!   0.86 / 1.04 / 1.25 ms for the generic passes; at w = 8 the accumulators crowd the
+//!   registers and it lost (1.57 / 1.46 ms).
+//! - from w = 7 to 32 two passes: the horizontal one keeps its tile as f32 (each pixel
+//!   converted once) and filters 4 or 8 neighbouring pixels a work-item from a sliding window
+//!   in registers with f32 multiply-adds, exact because every product and sum is an integer
+//!   below 2^24; the vertical one keeps a ring of the last `2w + 1` rows (and 4 loaded ahead)
+//!   of 1 to 4 channels of a column in registers and multiplies once a pair of rows (the
+//!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
+//!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
+//!
+//! `CLPIX_BLUR_GPU=registers`, `radius` or `two-pass` forces one; `CLPIX_BLUR_COLUMNS=1|2`
+//! the columns a work-item of the fused kernel takes (2 up to w = 4 by default),
+//! `CLPIX_BLUR_CHANNELS` and `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes. A
+//! device that cannot build a per-radius kernel runs the generic passes, with the same bits.
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -921,26 +932,33 @@ const REGISTER_MAX_RADIUS: u32 = 16;
 /// The largest radius at which GPUs take the register kernel by default. Measured on an H100
 /// (8192², kernel time, register kernel / two passes): w = 2 0.422 / 0.861 ms, w = 4 0.725 /
 /// 1.038, w = 6 0.991 / 1.241, w = 8 1.574 / 1.458, w = 12 3.10 / 1.92 ms (the accumulators of
-/// 2w + 1 rows crowd the registers).
+/// 2w + 1 rows crowd the registers). On an H200 the radius-built two passes took 1.02 / 1.17 /
+/// 1.23 ms at w = 2 / 4 / 6 against 0.40 / 0.72 / 0.97 ms for the register kernel, and won
+/// from w = 8 (1.27 against 1.56 ms).
 const REGISTER_DEFAULT_RADIUS: u32 = 6;
 
-/// Output rows a group of the register kernel walks: about `target` input rows, a whole
-/// number of runs of `2w + 1` (the kernel's unrolled step, so that no row is read in vain),
-/// while the grid still fills the device.
-fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
-    // Measured on an H100 (8192², w = 2 / 4 / 6, ms): about 64 rows 0.425 / 0.758 / 1.045,
-    // 128 rows 0.444 / 0.724 / 0.995, 256 rows 0.441 / 0.762 / 0.978.
-    let target = (32 * w as usize).max(64);
-    let (w, taps) = (w as usize, 2 * w as usize + 1);
-    let want = 8 * compute_units.max(1) as usize;
-    let mut runs = (target + 2 * w).div_ceil(taps).max(1);
+/// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
+/// rows takes at radius `w`: about `target` input rows, a whole number of runs (so that no row
+/// is read in vain), while the grid of `xg` groups a strip still fills the device.
+fn strip_rows(w: u32, run: usize, target: usize, xg: usize, height: u32, cus: u32) -> usize {
+    let w = w as usize;
+    let want = 8 * cus.max(1) as usize;
+    let mut runs = (target + 2 * w).div_ceil(run).max(1);
     loop {
-        let strip = (runs * taps).saturating_sub(2 * w).max(1);
+        let strip = (runs * run).saturating_sub(2 * w).max(1);
         if runs == 1 || xg * (height as usize).div_ceil(strip) >= want {
             return strip;
         }
         runs = runs.div_ceil(2);
     }
+}
+
+/// The register kernel's strip: runs of `2w + 1` rows. Measured on an H100 (8192², w = 2 / 4 /
+/// 6, ms): about 64 input rows 0.425 / 0.758 / 1.045, 128 rows 0.444 / 0.724 / 0.995, 256 rows
+/// 0.441 / 0.762 / 0.978.
+fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
+    let target = (32 * w as usize).max(64);
+    strip_rows(w, 2 * w as usize + 1, target, xg, height, compute_units)
 }
 
 /// Columns a work-item of the register kernel filters at radius `w` (its accumulators and
@@ -955,28 +973,60 @@ fn register_columns(w: u32) -> usize {
     }
 }
 
+/// The largest radius of the radius-specialised two passes (one program per radius).
+const RADIUS_PASSES_MAX: u32 = 32;
+
 /// The RGBA8 blur kernels of a GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GpuBlur {
     /// One kernel, built per radius, the output rows in flight in registers.
     FusedRegisters,
-    /// Horizontal pass into an intermediate image, then the vertical pass.
+    /// The two passes built per radius: f32 horizontal pass, ring of rows in registers.
+    RadiusPasses,
+    /// Horizontal pass into an intermediate image, then the vertical pass, any radius.
     TwoPass,
 }
 
 /// Which RGBA8 kernels a GPU runs at radius `w`. `CLPIX_BLUR_GPU=registers` (up to
-/// [`REGISTER_MAX_RADIUS`]) or `two-pass` forces a choice, to measure both.
+/// [`REGISTER_MAX_RADIUS`]), `radius` (up to [`RADIUS_PASSES_MAX`]) or `two-pass` forces a
+/// choice, to measure them.
 fn gpu_kernel(w: u32) -> GpuBlur {
-    let limit = match std::env::var("CLPIX_BLUR_GPU").as_deref() {
-        Ok("registers") => REGISTER_MAX_RADIUS,
-        Ok("two-pass") => 0,
-        _ => REGISTER_DEFAULT_RADIUS,
+    let (fused, radius) = match std::env::var("CLPIX_BLUR_GPU").as_deref() {
+        Ok("registers") => (REGISTER_MAX_RADIUS, 0),
+        Ok("radius") => (0, RADIUS_PASSES_MAX),
+        Ok("two-pass") => (0, 0),
+        _ => (REGISTER_DEFAULT_RADIUS, RADIUS_PASSES_MAX),
     };
-    if (1..=limit).contains(&w) {
+    if (1..=fused).contains(&w) {
         GpuBlur::FusedRegisters
+    } else if (1..=radius).contains(&w) {
+        GpuBlur::RadiusPasses
     } else {
         GpuBlur::TwoPass
     }
+}
+
+/// Channels a work-item of the radius-specialised vertical pass takes (its ring of `2w + 5`
+/// rows lives in registers) and pixels a work-item of its horizontal pass filters. Measured on
+/// an H200 (8192², kernel ms, vertical pass with 1 / 2 / 4 channels): w = 8 0.81 / 0.78 /
+/// 0.68, w = 16 1.22 / 1.34 / 1.46, w = 25 1.81 / 1.92 / 2.56; horizontal pass with 4 / 8
+/// pixels: w = 8 0.62 / 0.77, w = 25 0.92 / 0.86. `CLPIX_BLUR_CHANNELS=1|2|4` and
+/// `CLPIX_BLUR_HPIXELS=4|8` override, to measure.
+fn radius_pass_shape(w: u32) -> (u32, u32) {
+    let channels = match std::env::var("CLPIX_BLUR_CHANNELS").as_deref() {
+        Ok("1") => 1,
+        Ok("2") => 2,
+        Ok("4") => 4,
+        _ if w <= 8 => 4,
+        _ => 1,
+    };
+    let pixels = match std::env::var("CLPIX_BLUR_HPIXELS").as_deref() {
+        Ok("4") => 4,
+        Ok("8") => 8,
+        _ if w <= 12 => 4,
+        _ => 8,
+    };
+    (channels, pixels)
 }
 
 /// A blur kernel's arguments: the ones every blur kernel begins with (input, width, height,
@@ -1080,8 +1130,12 @@ fn cl_passes<S, D>(
         events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
         return cl.finish(&events);
     }
-    if kind == "u8"
-        && gpu_kernel(w) == GpuBlur::FusedRegisters
+    let choice = if kind == "u8" {
+        gpu_kernel(w)
+    } else {
+        GpuBlur::TwoPass
+    };
+    if choice == GpuBlur::FusedRegisters
         && gpu_fused_u8(cl, src, dst, weights, (width, height), blur)?
     {
         return Ok(());
@@ -1090,19 +1144,117 @@ fn cl_passes<S, D>(
     // about 1 ms, more than the w = 2 kernels themselves. The kernels see it as `D`s.
     let words = (4 * n * std::mem::size_of::<D>()).div_ceil(4);
     let (count, tmp) = cl.take_scratch(GPU_INTERMEDIATE, words)?;
-    let result = gpu_two_pass(
-        cl,
-        (hk, hk_direct, vk),
-        src,
-        &tmp,
-        dst,
-        weights,
-        (width, height),
-        blur,
-        px_bytes,
-    );
+    let result = (|| {
+        if choice == GpuBlur::RadiusPasses
+            && gpu_radius_passes_u8(cl, src, &tmp, dst, weights, (width, height), blur)?
+        {
+            return Ok(());
+        }
+        gpu_two_pass(
+            cl,
+            (hk, hk_direct, vk),
+            src,
+            &tmp,
+            dst,
+            weights,
+            (width, height),
+            blur,
+            px_bytes,
+        )
+    })();
     cl.give_scratch(GPU_INTERMEDIATE, count, tmp);
     result
+}
+
+/// The RGBA8 two passes built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`]) from `src`
+/// through `tmp` (u16 intermediate, 8 bytes a pixel) into `dst`. `Ok(false)` when this device
+/// cannot build them or its local memory cannot hold the horizontal tile: the caller runs the
+/// generic passes, which give the same bits.
+fn gpu_radius_passes_u8<S>(
+    cl: &Arc<ClEngine>,
+    src: &opencl3::memory::Buffer<S>,
+    tmp: &opencl3::memory::Buffer<u32>,
+    dst: &opencl3::memory::Buffer<S>,
+    weights: Arg,
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+) -> Result<bool> {
+    let (w, code) = (blur.radius, blur.border.code());
+    let (channels, pixels) = radius_pass_shape(w);
+    let variant = w | channels << 20 | pixels << 24;
+    // The tile: TILE_ITEMS × pixels + 2w float4s, one of padding every 8 (HPAD in cl/blur.cl).
+    let span = TILE_ITEMS * pixels as usize + 2 * w as usize;
+    let local_bytes = (span + span / 8 + 1) * 16;
+    if local_bytes as u64 + 1024 > cl.info.local_mem_bytes {
+        return Ok(false);
+    }
+    let tiles = (width as usize).div_ceil(TILE_ITEMS * pixels as usize);
+    let hargs = pass_args(
+        Arg::buf(src),
+        (width, height),
+        weights,
+        (w, code),
+        Arg::buf(tmp),
+        &[Arg::U32(tiles as u32), Arg::Local(local_bytes)],
+    );
+    let lanes = width as usize * (4 / channels as usize);
+    let xg = lanes.div_ceil(TILE_ITEMS);
+    let strip = radius_strip(w, xg, height, cl.info.compute_units);
+    let yg = (height as usize).div_ceil(strip);
+    let vargs = pass_args(
+        Arg::buf(tmp),
+        (width, height),
+        weights,
+        (w, code),
+        Arg::buf(dst),
+        &[Arg::U32(xg as u32), Arg::U32(strip as u32)],
+    );
+    let launched = cl
+        .launch_variant(
+            ("blur", variant),
+            "blur_hs_u8",
+            &hargs,
+            tiles * height as usize * TILE_ITEMS,
+            TILE_ITEMS,
+        )
+        .and_then(|h| {
+            let v = cl.launch_variant(
+                ("blur", variant),
+                "blur_vs_u8",
+                &vargs,
+                xg * yg * TILE_ITEMS,
+                TILE_ITEMS,
+            )?;
+            Ok(vec![h, v])
+        });
+    finish_per_radius(cl, launched, "the radius-built blur passes", w)
+}
+
+/// Waits for the per-radius kernels `launched`: `Ok(false)` when they did not build on this
+/// device (said as a `log` warning), for the caller to run the generic passes instead.
+fn finish_per_radius(
+    cl: &ClEngine,
+    launched: Result<Vec<opencl3::event::Event>>,
+    what: &str,
+    w: u32,
+) -> Result<bool> {
+    match launched {
+        Ok(events) => cl.finish(&events).map(|()| true),
+        Err(e @ Error::KernelBuild { .. }) => {
+            log::warn!(
+                "{what} (w = {w}) did not build on {}; the generic passes instead: {e}",
+                cl.info.name
+            );
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The radius-built vertical pass's strip: about 256 input rows in runs of `2w + 5` (VRING
+/// in cl/blur.cl: the `2w + 1` rows of a window and 4 loaded ahead).
+fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
+    strip_rows(w, 2 * w as usize + 5, 256, xg, height, compute_units)
 }
 
 /// The fused RGBA8 kernel built for radius `blur.radius` (1 to [`REGISTER_MAX_RADIUS`]) from
@@ -1134,23 +1286,14 @@ fn gpu_fused_u8<S>(
             Arg::Local(2 * (cols + 2 * w as usize) * 4),
         ],
     );
-    match cl.launch_variant(
+    let launched = cl.launch_variant(
         ("blur", w | (per_item as u32) << 16),
         "blur_fused_reg_u8",
         &args,
         xg * yg * FUSED_COLUMNS,
         FUSED_COLUMNS,
-    ) {
-        Ok(event) => cl.finish(&[event]).map(|()| true),
-        Err(e @ Error::KernelBuild { .. }) => {
-            log::warn!(
-                "the fused blur kernel (w = {w}) did not build on {}; two passes instead: {e}",
-                cl.info.name
-            );
-            Ok(false)
-        }
-        Err(e) => Err(e),
-    }
+    );
+    finish_per_radius(cl, launched.map(|e| vec![e]), "the fused blur kernel", w)
 }
 
 /// Scratch-pool name of the GPU blur's intermediate image.
