@@ -56,7 +56,7 @@ run)
   ./bench --size 8192 --reps 25 --backends opencl --device nvidia --out "$OUT/bench.md" > /dev/null 2>&1
   cat "$OUT/bench.md"
   /tmp/cub_anchor 2>&1 | tee -a "$OUT/cub.txt"
-  # Variants: local histogram copies per group, and fused vs two-pass blur.
+  # Variants: local histogram copies per group; the fused, radius-built and generic GPU blurs.
   {
     for r in 2 4; do echo "CLPIX_HISTOGRAM_REPLICAS=$r"; CLPIX_HISTOGRAM_REPLICAS=$r ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops histogram_rgba,histogram_luminance; done
     radii=blur_w2,blur_w4,blur_w6,blur_w8,blur_w12,blur_w16,blur_w25

@@ -1010,7 +1010,8 @@ fn gpu_kernel(w: u32) -> GpuBlur {
 /// rows lives in registers) and pixels a work-item of its horizontal pass filters. Measured on
 /// an H200 (8192², kernel ms, vertical pass with 1 / 2 / 4 channels): w = 8 0.81 / 0.78 /
 /// 0.68, w = 16 1.22 / 1.34 / 1.46, w = 25 1.81 / 1.92 / 2.56; horizontal pass with 4 / 8
-/// pixels: w = 8 0.62 / 0.77, w = 25 0.92 / 0.86. `CLPIX_BLUR_CHANNELS=1|2|4` and
+/// pixels: w = 8 0.62 / 0.77, w = 25 0.92 / 0.86 (before the vertical pass's rows were
+/// counted in 32 bits, which took w = 8 / 16 to 0.66 / 1.19 ms). `CLPIX_BLUR_CHANNELS=1|2|4` and
 /// `CLPIX_BLUR_HPIXELS=4|8` override, to measure.
 fn radius_pass_shape(w: u32) -> (u32, u32) {
     let channels = match std::env::var("CLPIX_BLUR_CHANNELS").as_deref() {
@@ -1168,8 +1169,9 @@ fn cl_passes<S, D>(
 
 /// The RGBA8 two passes built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`]) from `src`
 /// through `tmp` (u16 intermediate, 8 bytes a pixel) into `dst`. `Ok(false)` when this device
-/// cannot build them or its local memory cannot hold the horizontal tile: the caller runs the
-/// generic passes, which give the same bits.
+/// cannot build them, its local memory cannot hold the horizontal tile or the image is too
+/// large for their 32-bit counts (rows of 2^29 pixels, 2^31 rows): the caller runs the generic
+/// passes, which give the same bits.
 fn gpu_radius_passes_u8<S>(
     cl: &Arc<ClEngine>,
     src: &opencl3::memory::Buffer<S>,
@@ -1180,6 +1182,10 @@ fn gpu_radius_passes_u8<S>(
     blur: &GaussianBlur,
 ) -> Result<bool> {
     let (w, code) = (blur.radius, blur.border.code());
+    // The kernels count channels of a row and rows (with the halo) in 32-bit integers.
+    if 4 * width as u64 + 1024 > i32::MAX as u64 || height as u64 + 2 * w as u64 > i32::MAX as u64 {
+        return Ok(false);
+    }
     let (channels, pixels) = radius_pass_shape(w);
     let variant = w | channels << 20 | pixels << 24;
     // The tile: TILE_ITEMS × pixels + 2w float4s, one of padding every 8 (HPAD in cl/blur.cl).
