@@ -2,8 +2,8 @@
 //! every radius it is built for (1 to 16; by default GPUs take it up to 6) with one and two
 //! columns a work-item (`CLPIX_BLUR_GPU=registers`, `CLPIX_BLUR_COLUMNS`), and the
 //! radius-specialised two passes (1 to 32) with 1, 2 and 4 channels a work-item of the vertical
-//! pass and 4 and 8 pixels a work-item of the horizontal pass (`CLPIX_BLUR_GPU=radius`,
-//! `CLPIX_BLUR_CHANNELS`, `CLPIX_BLUR_HPIXELS`). Its own test binary with one test: the
+//! pass and 4 and 8 pixels a work-item of the horizontal pass, in pairs the defaults do not take
+//! (`CLPIX_BLUR_GPU=radius`, `CLPIX_BLUR_CHANNELS`, `CLPIX_BLUR_HPIXELS`). Its own test binary with one test: the
 //! variables are set with no other test thread reading the environment. Last, kernels that do
 //! not build: the blur falls back to the generic two passes.
 
@@ -22,20 +22,36 @@ fn border() -> impl Strategy<Value = Border> {
     ]
 }
 
+/// Environment variables a kernel shape sets.
+type Settings = &'static [(&'static str, &'static str)];
+
 #[test]
 fn fused_kernel_matches_cpu_at_every_radius() {
     let engines = gpu_layout_engines();
     let cpu = Engine::cpu();
-    let shapes = [
-        ("registers", "CLPIX_BLUR_COLUMNS", "1", 16u32),
-        ("registers", "CLPIX_BLUR_COLUMNS", "2", 16),
-        ("radius", "CLPIX_BLUR_CHANNELS", "1", 32),
-        ("radius", "CLPIX_BLUR_CHANNELS", "2", 32),
-        ("radius", "CLPIX_BLUR_CHANNELS", "4", 32),
-        ("radius", "CLPIX_BLUR_HPIXELS", "4", 32),
-        ("radius", "CLPIX_BLUR_HPIXELS", "8", 32),
+    // Shapes the defaults do not take (those run in blur_parity): one and two columns of the
+    // fused kernel; the radius passes with 1, 2 and 4 channels a work-item of the vertical pass
+    // and 4 or 8 pixels a work-item of the horizontal pass.
+    let shapes: [(&str, Settings, u32); 5] = [
+        ("registers", &[("CLPIX_BLUR_COLUMNS", "1")], 16),
+        ("registers", &[("CLPIX_BLUR_COLUMNS", "2")], 16),
+        (
+            "radius",
+            &[("CLPIX_BLUR_CHANNELS", "1"), ("CLPIX_BLUR_HPIXELS", "4")],
+            32,
+        ),
+        (
+            "radius",
+            &[("CLPIX_BLUR_CHANNELS", "2"), ("CLPIX_BLUR_HPIXELS", "8")],
+            32,
+        ),
+        (
+            "radius",
+            &[("CLPIX_BLUR_CHANNELS", "4"), ("CLPIX_BLUR_HPIXELS", "8")],
+            32,
+        ),
     ];
-    for (kernel, variable, value, max_radius) in shapes {
+    for (kernel, settings, max_radius) in shapes {
         for v in [
             "CLPIX_BLUR_COLUMNS",
             "CLPIX_BLUR_CHANNELS",
@@ -44,7 +60,9 @@ fn fused_kernel_matches_cpu_at_every_radius() {
             std::env::remove_var(v);
         }
         std::env::set_var("CLPIX_BLUR_GPU", kernel);
-        std::env::set_var(variable, value);
+        for (variable, value) in settings {
+            std::env::set_var(variable, value);
+        }
         // A runner made by hand has no source file to persist failures beside: none kept.
         let config = ProptestConfig {
             cases: if kernel == "radius" { 16 } else { 30 },
@@ -69,7 +87,7 @@ fn fused_kernel_matches_cpu_at_every_radius() {
                     let got = e.gaussian_blur(img.view(), &blur).unwrap();
                     prop_assert!(
                         got == expected,
-                        "{kernel} {variable}={value}: {} {:?} {:?}",
+                        "{kernel} {settings:?}: {} {:?} {:?}",
                         e.backend(),
                         img,
                         blur
@@ -85,7 +103,7 @@ fn fused_kernel_matches_cpu_at_every_radius() {
             let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
             for e in &engines {
                 let got = e.gaussian_blur(img.view(), &blur).unwrap();
-                assert!(got == expected, "{kernel} {variable}={value} w = {radius}");
+                assert!(got == expected, "{kernel} {settings:?} w = {radius}");
             }
         }
     }
