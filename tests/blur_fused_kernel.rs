@@ -1,11 +1,11 @@
 //! The GPU blur kernels built per radius, against the CPU path, exactly: the fused kernel at
 //! every radius it is built for (1 to 16; by default GPUs take it up to 6) with one and two
 //! columns a work-item (`CLPIX_BLUR_GPU=registers`, `CLPIX_BLUR_COLUMNS`), and the
-//! radius-specialised two passes (1 to 32) with 1, 2 and 4 channels a work-item of the vertical
-//! pass and 4 and 8 pixels a work-item of the horizontal pass, in pairs and at radii the
-//! defaults do not take (`CLPIX_BLUR_GPU=radius`, `CLPIX_BLUR_CHANNELS`, `CLPIX_BLUR_HPIXELS`). Its own test binary with one test: the
-//! variables are set with no other test thread reading the environment. Last, kernels that do
-//! not build: the blur falls back to the generic two passes.
+//! radius-specialised two passes (1 to 32) by default and with 1, 2 and 4 channels a work-item
+//! of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass beside the
+//! defaults (`CLPIX_BLUR_GPU=radius`, `CLPIX_BLUR_CHANNELS`, `CLPIX_BLUR_HPIXELS`). Its own test
+//! binary with one test: the variables are set with no other test thread reading the
+//! environment. Last, kernels that do not build: the blur falls back to the generic two passes.
 
 mod common;
 
@@ -29,13 +29,14 @@ type Settings = &'static [(&'static str, &'static str)];
 fn fused_kernel_matches_cpu_at_every_radius() {
     let engines = gpu_layout_engines();
     let cpu = Engine::cpu();
-    // Shapes beside the defaults (those run in blur_parity): one and two columns of the fused
-    // kernel; the radius passes with 1, 2 and 4 channels a work-item of the vertical pass and 4
-    // or 8 pixels a work-item of the horizontal pass ((2, 8) and (4, 8) are no default; (1, 4)
-    // is one only for 9 <= w <= 12).
-    let shapes: [(&str, Settings, u32); 5] = [
+    // One and two columns of the fused kernel; the radius passes in their default shapes and
+    // with 1, 2 and 4 channels a work-item of the vertical pass and 4 or 8 pixels a work-item of
+    // the horizontal pass ((2, 8) and (4, 8) are no default; (1, 4) is one only for
+    // 9 <= w <= 12).
+    let shapes: [(&str, Settings, u32); 6] = [
         ("registers", &[("CLPIX_BLUR_COLUMNS", "1")], 16),
         ("registers", &[("CLPIX_BLUR_COLUMNS", "2")], 16),
+        ("radius", &[], 32),
         (
             "radius",
             &[("CLPIX_BLUR_CHANNELS", "1"), ("CLPIX_BLUR_HPIXELS", "4")],
