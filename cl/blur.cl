@@ -454,8 +454,11 @@ inline void vrow_f32_ring(__global const float* ring, size_t ms, size_t n, uint 
 }
 
 /* Fused: each group blurs its rows with its own ring of 2w + 1 rows of one column strip
-   (STRIP pixels: the ring stays in the cache), strip after strip. */
+   (STRIP pixels: the ring stays in the cache), strip after strip. Ring rows are RING_PAD
+   values longer than a strip row, so that they are never a power of two bytes apart (sharing
+   the cache's sets, as they did at 8 KiB apart). */
 #define STRIP 1024
+#define RING_PAD 32
 
 __kernel void blur_ring_u8(__global const uint* src, uint width, uint height,
                            __global const uint* q, uint w, uint border, __global ushort* ring,
@@ -465,12 +468,13 @@ __kernel void blur_ring_u8(__global const uint* src, uint width, uint height,
     if (y0 >= y1) return;
     uint taps = 2u * w + 1u;
     size_t n = 4 * (size_t)width;
-    size_t ms = 4 * (size_t)min((uint)STRIP, width);
+    size_t sv = 4 * (size_t)min((uint)STRIP, width); /* values of a strip row */
+    size_t ms = sv + RING_PAD;                          /* ring slots apart */
     __global ushort* rg = ring + (size_t)get_group_id(0) * taps * ms;
     __global const uchar* sb = (__global const uchar*)src;
     long first = (long)y0 - (long)w; /* the virtual row in slot 0 */
-    for (size_t jb = 0; jb < n; jb += ms) {
-        size_t je = min(jb + ms, n);
+    for (size_t jb = 0; jb < n; jb += sv) {
+        size_t je = min(jb + sv, n);
         for (long v = first; v < (long)y1 + (long)w; ++v) {
             __global ushort* slot = rg + (size_t)((v - first) % taps) * ms;
             long r = blur_map(v, height, border);
@@ -495,11 +499,12 @@ __kernel void blur_ring_f32(__global const float* src, uint width, uint height,
     if (y0 >= y1) return;
     uint taps = 2u * w + 1u;
     size_t n = 4 * (size_t)width;
-    size_t ms = 4 * (size_t)min((uint)STRIP, width);
+    size_t sv = 4 * (size_t)min((uint)STRIP, width); /* values of a strip row */
+    size_t ms = sv + RING_PAD;                          /* ring slots apart */
     __global float* rg = ring + (size_t)get_group_id(0) * taps * ms;
     long first = (long)y0 - (long)w;
-    for (size_t jb = 0; jb < n; jb += ms) {
-        size_t je = min(jb + ms, n);
+    for (size_t jb = 0; jb < n; jb += sv) {
+        size_t je = min(jb + sv, n);
         for (long v = first; v < (long)y1 + (long)w; ++v) {
             __global float* slot = rg + (size_t)((v - first) % taps) * ms;
             long r = blur_map(v, height, border);
