@@ -454,9 +454,10 @@ inline void vrow_f32_ring(__global const float* ring, size_t ms, size_t n, uint 
 }
 
 /* Fused: each group blurs its rows with its own ring of 2w + 1 rows of one column strip
-   (STRIP pixels: the ring stays in the cache), strip after strip. Ring rows are RING_PAD
-   values longer than a strip row, so that they are never a power of two bytes apart (sharing
-   the cache's sets, as they did at 8 KiB apart). */
+   (STRIP pixels: the ring stays in the cache), strip after strip. Ring rows start an odd
+   multiple of RING_PAD values apart (a strip row rounded up to a multiple of 2 RING_PAD, plus
+   RING_PAD), so that they are never a power of two bytes apart (sharing the cache's sets, as
+   they did at 8 KiB apart). */
 #define STRIP 1024
 #define RING_PAD 32
 
@@ -469,7 +470,7 @@ __kernel void blur_ring_u8(__global const uint* src, uint width, uint height,
     uint taps = 2u * w + 1u;
     size_t n = 4 * (size_t)width;
     size_t sv = 4 * (size_t)min((uint)STRIP, width); /* values of a strip row */
-    size_t ms = sv + RING_PAD;                          /* ring slots apart */
+    size_t ms = (sv + 2 * RING_PAD - 1) / (2 * RING_PAD) * (2 * RING_PAD) + RING_PAD;
     __global ushort* rg = ring + (size_t)get_group_id(0) * taps * ms;
     __global const uchar* sb = (__global const uchar*)src;
     long first = (long)y0 - (long)w; /* the virtual row in slot 0 */
@@ -500,7 +501,7 @@ __kernel void blur_ring_f32(__global const float* src, uint width, uint height,
     uint taps = 2u * w + 1u;
     size_t n = 4 * (size_t)width;
     size_t sv = 4 * (size_t)min((uint)STRIP, width); /* values of a strip row */
-    size_t ms = sv + RING_PAD;                          /* ring slots apart */
+    size_t ms = (sv + 2 * RING_PAD - 1) / (2 * RING_PAD) * (2 * RING_PAD) + RING_PAD;
     __global float* rg = ring + (size_t)get_group_id(0) * taps * ms;
     long first = (long)y0 - (long)w;
     for (size_t jb = 0; jb < n; jb += sv) {

@@ -749,8 +749,9 @@ fn h_row<T: Copy + Default, O>(
 /// L2 cache a core, so that the ring stays there. A column strip is as wide as the ring allows.
 const RING_BYTES: usize = 512 * 1024;
 
-/// Values of padding after each ring row, so that ring rows are never a power of two bytes apart
-/// (they would share the cache's sets).
+/// Ring rows start an odd multiple of this many values apart (a row rounded up to a multiple of
+/// twice it, plus it), so that they are never a power of two bytes apart (they would share the
+/// cache's sets).
 const RING_PAD: usize = 32;
 
 /// Pixels per column strip of the ring path at `taps` rows of `size`-byte values. Measured here
@@ -828,7 +829,7 @@ fn two_pass<T, P, O, H, V>(
             let y0 = b * band;
             let rows_here = chunk.len() / n;
             let sw = strip_pixels(taps, std::mem::size_of::<T>(), width);
-            let ms = 4 * sw + RING_PAD;
+            let ms = (4 * sw).div_ceil(2 * RING_PAD) * 2 * RING_PAD + RING_PAD;
             let mut ring = vec![T::default(); taps * ms];
             let mut scratch = Vec::new();
             let first = y0 as i64 - w as i64;
@@ -1109,9 +1110,9 @@ fn cl_passes<S, D>(
         let groups = (height as usize).clamp(1, cl.tuning.max_groups);
         let rows = (height as usize).div_ceil(groups);
         let taps = 2 * w as usize + 1;
-        // One column strip of at most 1024 pixels and 32 values of padding (STRIP, RING_PAD
-        // in cl/blur.cl) a ring row.
-        let ring_elems = groups * taps * (4 * (width as usize).min(1024) + 32);
+        // One column strip of at most 1024 pixels a ring row, rounded up to a multiple of 64
+        // values and 32 more (STRIP, RING_PAD in cl/blur.cl).
+        let ring_elems = groups * taps * ((4 * (width as usize).min(1024)).div_ceil(64) * 64 + 32);
         let ring_bytes = ring_elems as u64 * std::mem::size_of::<D>() as u64;
         if 2 * (w as usize) <= rows && ring_bytes <= cl.max_buffer_bytes {
             let ring = large_buffer::<D>(cl, ring_elems, "the blur's row rings")?;
