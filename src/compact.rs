@@ -977,6 +977,37 @@ struct Compacted {
     px: Vec<u32>,
 }
 
+/// Steps 1 and 2 of a sorting pass: `kernel` counts the kept pixels of each of `g` groups
+/// into `bins` counters a group (its arguments: the source, its length, the keep bound,
+/// `param`, the counters), then the `bins × g` counters are scanned in place (exclusive).
+/// Returns the counters, and the scan's group sums with the index of the total there.
+fn group_counts_scanned(
+    cl: &ClEngine,
+    (kernel, what): (&'static str, &'static str),
+    (src, len32, keep_min, param): (&Buffer<u32>, u32, u32, u32),
+    bins: usize,
+    g: usize,
+    events: &mut Vec<Event>,
+) -> Result<(Buffer<u32>, Buffer<u32>, usize)> {
+    let wg = cl.tuning.wg;
+    let counts = cl.buffer::<u32>(bins * g + 1, what)?;
+    events.push(cl.launch(
+        "compact",
+        kernel,
+        &[
+            Arg::buf(src),
+            Arg::U32(len32),
+            Arg::U32(keep_min),
+            Arg::U32(param),
+            Arg::buf(&counts),
+        ],
+        g * wg,
+        wg,
+    )?);
+    let (sums, sg) = cl_scan(cl, &counts, bins * g, &counts, 0, events)?;
+    Ok((counts, sums, sg))
+}
+
 /// The two radix passes of the GPU sorted compaction of `n` pixels of `buf`: kept pixels by
 /// luminance descending, stable, into `out_px` (and their part-local scan indices into
 /// `out_idx` when `with_idx`). Returns the number kept (read back between the passes: the
@@ -1012,21 +1043,14 @@ fn cl_radix_sorted(
      -> Result<(Buffer<u32>, usize)> {
         let g = groups_for(cl, len);
         let len32 = u32_arg(len, "image part")?;
-        let ghist = cl.buffer::<u32>(RADIX * g + 1, "digit counts per group")?;
-        events.push(cl.launch(
-            "compact",
-            "radix_hist",
-            &[
-                Arg::buf(src),
-                Arg::U32(len32),
-                Arg::U32(keep_min),
-                Arg::U32(shift),
-                Arg::buf(&ghist),
-            ],
-            g * wg,
-            wg,
-        )?);
-        let (sums, sg) = cl_scan(cl, &ghist, RADIX * g, &ghist, 0, events)?;
+        let (ghist, sums, sg) = group_counts_scanned(
+            cl,
+            ("radix_hist", "digit counts per group"),
+            (src, len32, keep_min, shift),
+            RADIX,
+            g,
+            events,
+        )?;
         events.push(cl.launch(
             "compact",
             "radix_scatter",
@@ -1137,21 +1161,14 @@ fn cl_compact(
                 // A group count that keeps the `bins × groups` counters within one buffer.
                 let cap = (cl.max_buffer_bytes / 4) as usize;
                 let g = groups_for(cl, n).min((cap - 1) / nbins).max(1);
-                let ghist = cl.buffer::<u32>(nbins * g + 1, "luminance counts per group")?;
-                events.push(cl.launch(
-                    "compact",
-                    "compact_hist",
-                    &[
-                        Arg::buf(buf),
-                        Arg::U32(n32),
-                        Arg::U32(wmin),
-                        Arg::U32(nbins as u32),
-                        Arg::buf(&ghist),
-                    ],
-                    g * wg,
-                    wg,
-                )?);
-                let (sums, sg) = cl_scan(cl, &ghist, nbins * g, &ghist, 0, &mut events)?;
+                let (ghist, sums, sg) = group_counts_scanned(
+                    cl,
+                    ("compact_hist", "luminance counts per group"),
+                    (buf, n32, wmin, nbins as u32),
+                    nbins,
+                    g,
+                    &mut events,
+                )?;
                 events.push(relocate(
                     "compact_scatter",
                     "compact_scatter_hits",
