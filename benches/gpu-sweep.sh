@@ -59,13 +59,11 @@ run)
   # Variants: local histogram copies per group; the fused, radius-built and generic GPU blurs.
   {
     for r in 2 4; do echo "CLPIX_HISTOGRAM_REPLICAS=$r"; CLPIX_HISTOGRAM_REPLICAS=$r ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops histogram_rgba,histogram_luminance; done
-    radii=blur_w2,blur_w4,blur_w6,blur_w8,blur_w12,blur_w16,blur_w25
-    for m in registers radius two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii; done
-    # The radius-specialised passes' shapes, each kernel's time: channels a work-item of the
-    # vertical pass, pixels a work-item of the horizontal pass.
-    for w in 8 16 25; do
-      for ch in 1 2 4; do echo "CLPIX_PROFILE=1 CLPIX_BLUR_CHANNELS=$ch blur_w$w"; CLPIX_BLUR_GPU=radius CLPIX_BLUR_CHANNELS=$ch CLPIX_PROFILE=1 ./bench --size 8192 --reps 3 --backends opencl --device nvidia --ops blur_w$w 2>&1 | grep "clpix profile" | tail -1; done
-      for hp in 4 8; do echo "CLPIX_PROFILE=1 CLPIX_BLUR_HPIXELS=$hp blur_w$w"; CLPIX_BLUR_GPU=radius CLPIX_BLUR_HPIXELS=$hp CLPIX_PROFILE=1 ./bench --size 8192 --reps 3 --backends opencl --device nvidia --ops blur_w$w 2>&1 | grep "clpix profile" | tail -2 | head -1; done
+    radii=blur_w2,blur_w4,blur_w6,blur_w8,blur_w12,blur_w16,blur_w20,blur_w25
+    for m in registers band radius two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii; done
+    # The band kernel's shapes (work-items, channels, pixels, rows a step) beyond its defaults.
+    for w in 20 25; do
+      for sh in 128,2,4,8 128,2,8,16 128,1,4,16 128,4,8,4; do echo "CLPIX_BLUR_BAND=$sh blur_w$w"; CLPIX_BLUR_GPU=band CLPIX_BLUR_BAND=$sh ./bench --size 8192 --reps 10 --backends opencl --device nvidia --ops blur_w$w 2>&1 | grep "^| blur"; done
     done
     for op in blur_w8 blur_w25; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -2; done
     # Each kernel's time (CLPIX_PROFILE) of the compactions and the scan: which step costs what.

@@ -187,10 +187,46 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
    float4s, so that the 8 work-items of a 128-byte access hit distinct banks. */
 #define HPAD(k) ((k) + ((k) >> 3))
 
+/* The horizontal filter of HP neighbouring pixels from the float4 tile row TR, pixels B - W
+   on: a sliding window (HP + 2W loads for HP outputs), weights QF(i), sums into ACC[HP]. */
+#define HS_WINDOW(TR, B, QF, ACC)                                                   \
+    do {                                                                            \
+        _Pragma("unroll") for (uint p_ = 0; p_ < HP; ++p_) (ACC)[p_] = (float4)(0.0f); \
+        _Pragma("unroll") for (uint k_ = 0; k_ < HP + 2u * W; ++k_) {               \
+            float4 v_ = (TR)[HPAD((B) + k_)];                                       \
+            _Pragma("unroll") for (uint p_ = 0; p_ < HP; ++p_)                      \
+                if (k_ >= p_ && k_ - p_ < TAPS)                                     \
+                    (ACC)[p_] = fma((float4)(QF(k_ - p_)), v_, (ACC)[p_]);          \
+        }                                                                           \
+    } while (0)
+
 /* 2^23 + v as a float's bits, less 2^23: exact, and no conversion instruction. */
 inline float4 u8x4_to_float4(uint p) {
     return as_float4(unpack4(p) | 0x4b000000u) - 8388608.0f;
 }
+
+/* VT: VCH channels as uints; VIN, VOUT: VCH channels of the intermediate and of the output
+   (rows of `lanes` of them). */
+#if ((CLPIX_VARIANT >> 20) & 0xf) == 4
+#define VT uint4
+#define VIN uint2
+#define VOUT uint
+#define VCONV(v) convert_uint4(as_ushort4(v))
+#define VPACK(v) as_uint(convert_uchar4(v))
+#elif ((CLPIX_VARIANT >> 20) & 0xf) == 2
+#define VT uint2
+#define VIN uint
+#define VOUT ushort
+#define VCONV(v) convert_uint2(as_ushort2(v))
+#define VPACK(v) as_ushort(convert_uchar2(v))
+#else
+#define VT uint
+#define VIN ushort
+#define VOUT uchar
+#define VCONV(v) ((uint)(v))
+#define VPACK(v) ((uchar)(v))
+#endif
+#if ((CLPIX_VARIANT >> 8) & 0xf) == 0 /* the two passes (not the band kernel) */
 
 __kernel __attribute__((reqd_work_group_size(128, 1, 1)))
 void blur_hs_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
@@ -216,16 +252,9 @@ void blur_hs_u8(__global const uint* src, uint width, uint height, __constant ui
 #pragma unroll
     for (uint i = 0; i < TAPS; ++i) qf[i] = (float)q[i];
     float4 acc[HP];
-#pragma unroll
-    for (uint p = 0; p < HP; ++p) acc[p] = (float4)(0.0f);
     uint b = lid * HP;
-#pragma unroll
-    for (uint k = 0; k < HP + 2u * W; ++k) {
-        float4 v = tile[HPAD(b + k)];
-#pragma unroll
-        for (uint p = 0; p < HP; ++p)
-            if (k >= p && k - p < TAPS) acc[p] = fma((float4)(qf[k - p]), v, acc[p]);
-    }
+#define QF_PRIVATE(i) qf[i]
+    HS_WINDOW(tile, b, QF_PRIVATE, acc);
     __global uint2* out = t + (size_t)y * width;
 #pragma unroll
     for (uint p = 0; p < HP; ++p) {
@@ -234,27 +263,6 @@ void blur_hs_u8(__global const uint* src, uint width, uint height, __constant ui
     }
 }
 
-/* VT: VCH channels as uints; VIN, VOUT: VCH channels of the intermediate and of the output
-   (rows of `lanes` of them). */
-#if ((CLPIX_VARIANT >> 20) & 0xf) == 4
-#define VT uint4
-#define VIN uint2
-#define VOUT uint
-#define VCONV(v) convert_uint4(as_ushort4(v))
-#define VPACK(v) as_uint(convert_uchar4(v))
-#elif ((CLPIX_VARIANT >> 20) & 0xf) == 2
-#define VT uint2
-#define VIN uint
-#define VOUT ushort
-#define VCONV(v) convert_uint2(as_ushort2(v))
-#define VPACK(v) as_ushort(convert_uchar2(v))
-#else
-#define VT uint
-#define VIN ushort
-#define VOUT uchar
-#define VCONV(v) ((uint)(v))
-#define VPACK(v) ((uchar)(v))
-#endif
 #define VPF 4u
 #define VRING (TAPS + VPF)
 
@@ -311,7 +319,149 @@ void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint*
         }
     }
 }
+#else /* the fused band kernel's programs (bits 8..11 nonzero) */
+/* The fused RGBA8 blur in column bands (GPUs, radii where the fused register kernel's
+   accumulators crowd the registers): no intermediate image, 8 bytes of DRAM traffic a pixel.
+   CLPIX_VARIANT carries BR / 4 (bits 8..11: input rows a step), BT (bit 12: 128 work-items a
+   group, else 256), VCH (bits 20..23) and HP (bits 24..27). A group owns BX = BT * VCH / 4
+   neighbouring columns and a strip of output rows; it walks the strip's input rows BR at a
+   time:
+   1. the BR rows' BX + 2W pixels (through the borders), loaded into registers during the
+      previous step, go into a local tile as float4;
+   2. the horizontal pass, as blur_hs_u8 does it (HP pixels a work-item, sliding window, exact
+      f32 multiply-adds), writes the intermediate values into a local ring of the last
+      TAPS + BR - 1 filtered rows;
+   3. the vertical pass: each work-item takes VCH channels of one column, reads the ring's
+      TAPS + BR - 1 rows once and writes the BR output rows they complete (one integer multiply
+      a pair of rows).
+   Two barriers a step; the sums are the two-pass kernels' integer sums. */
+#define BR (4u * (uint)((CLPIX_VARIANT >> 8) & 0xf))
+#if (CLPIX_VARIANT >> 12) & 1
+#define BT 128
+#else
+#define BT 256
 #endif
+#define BX ((uint)BT * VCH / 4u)
+#define BSPAN (BX + 2u * W)
+#define BROW (HPAD(BSPAN - 1u) + 1u)
+#define BRS (TAPS + BR - 1u)
+/* One uint2 of padding every 8 pixels of a ring row: the HP-pixel stores of neighbouring
+   work-items spread over the banks. */
+#define RPAD(k) ((k) + ((k) >> 3))
+#define RROW (RPAD(BX - 1u) + 1u)
+#define BGROUPS (BX / HP)
+#define HITEMS (BR * BGROUPS)
+#define HRUNS ((HITEMS + (uint)BT - 1u) / (uint)BT)
+/* Tile columns a work-item loads: column lid + m BT for m < NCOL, the same in every row. */
+#define NCOL ((BSPAN + (uint)BT - 1u) / (uint)BT)
+
+/* The BR input rows from image row y on (through the borders) that a step needs: pre[m BR + r]
+   is row y + r at this work-item's tile column m, whose source column is sx[m] (-1: a zero
+   pixel or no column). 32-bit coordinates: the host keeps rows under 2^29 pixels. */
+inline void band_load(__global const uint* src, uint width, uint height, uint border,
+                      const int* sx, int y, uint* pre) {
+#pragma unroll
+    for (uint r = 0; r < BR; ++r) {
+        int yr = y + (int)r;
+        long ry = (uint)yr < height ? (long)yr : blur_map(yr, height, border);
+        __global const uint* row = src + (size_t)(ry < 0 ? 0 : ry) * width;
+#pragma unroll
+        for (uint m = 0; m < NCOL; ++m) pre[m * BR + r] = (ry >= 0 && sx[m] >= 0) ? row[sx[m]] : 0u;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(BT, 1, 1)))
+void blur_band_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
+                  uint border, __global VOUT* dst, uint xg, uint strip, __constant float* qf) {
+    __local float4 tile[BR * BROW];
+    __local uint2 ring[BRS * RROW];
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint x0 = (g - sy * xg) * BX;
+    uint y0 = sy * strip;
+    uint rows = min(strip, height - y0);
+    uint steps = (rows + 2u * W + BR - 1u) / BR;
+    int top = (int)y0 - (int)W; /* the strip's first input row */
+    /* This work-item's lane of the vertical pass: VCH channels of column px. */
+    uint px = lid * VCH / 4u;
+    bool lane_ok = x0 + px < width;
+    __local const VIN* vr = (__local const VIN*)ring + (RPAD(px) * 4u + lid * VCH % 4u) / VCH;
+    uint lanes = width * (4u / VCH);
+    __global VOUT* out = dst + (size_t)y0 * lanes + x0 * (4u / VCH) + lid;
+    int sx[NCOL];
+#pragma unroll
+    for (uint m = 0; m < NCOL; ++m) {
+        uint c = lid + m * (uint)BT;
+        int p = (int)(x0 + c) - (int)W;
+        long sp = (uint)p < width ? (long)p : blur_map(p, width, border);
+        sx[m] = c < BSPAN ? (int)sp : -1;
+    }
+    uint pre[NCOL * BR];
+    band_load(src, width, height, border, sx, top, pre);
+    uint rb = 0u; /* the ring slot of the step's first row */
+    for (uint s = 0; s < steps; ++s) {
+#pragma unroll
+        for (uint m = 0; m < NCOL; ++m) {
+            uint c = lid + m * (uint)BT;
+            if (c < BSPAN) {
+#pragma unroll
+                for (uint r = 0; r < BR; ++r)
+                    tile[r * BROW + HPAD(c)] = u8x4_to_float4(pre[m * BR + r]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (s + 1u < steps)
+            band_load(src, width, height, border, sx, top + (int)((s + 1u) * BR), pre);
+#pragma unroll
+        for (uint m = 0; m < HRUNS; ++m) {
+            uint hi = lid + m * (uint)BT;
+            if (hi < HITEMS) {
+                uint r = hi / BGROUPS;
+                uint b = (hi - r * BGROUPS) * HP;
+                __local const float4* tr = tile + r * BROW;
+                float4 acc[HP];
+#define QF_CONSTANT(i) qf[i]
+                HS_WINDOW(tr, b, QF_CONSTANT, acc);
+                uint slot = rb + r;
+                if (slot >= BRS) slot -= BRS;
+                __local uint2* rr = ring + slot * RROW;
+#pragma unroll
+                for (uint p = 0; p < HP; ++p)
+                    rr[RPAD(b + p)] =
+                        as_uint2(convert_ushort4((convert_uint4(acc[p]) + 128u) >> 8));
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* Output rows o0 .. o0 + BR - 1 of the strip take input rows o0 .. o0 + BR - 1 + 2W,
+           the ring's BRS = 2W + BR rows from slot (rb - 2W) % BRS = (rb + BR) % BRS on. */
+        int o0 = (int)(s * BR) - 2 * (int)W;
+        if (o0 + (int)BR > 0 && lane_ok) {
+            uint first = rb + BR;
+            if (first >= BRS) first -= BRS;
+            VT x[BRS];
+#pragma unroll
+            for (uint k = 0; k < BRS; ++k) {
+                uint sl = first + k;
+                if (sl >= BRS) sl -= BRS;
+                x[k] = VCONV(vr[sl * (RROW * 4u / VCH)]);
+            }
+#pragma unroll
+            for (uint i = 0; i < BR; ++i) {
+                int o = o0 + (int)i;
+                VT acc = q[W] * x[i + W];
+#pragma unroll
+                for (uint d = 1; d <= W; ++d) acc += q[W + d] * (x[i + W - d] + x[i + W + d]);
+                if (o >= 0 && (uint)o < rows) out[(size_t)o * lanes] = VPACK((acc + (1u << 23)) >> 24);
+            }
+        }
+        rb += BR;
+        if (rb >= BRS) rb -= BRS;
+    }
+}
+#endif
+#endif /* the specialised passes */
+
 
 #else /* every other kernel */
 

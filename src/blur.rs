@@ -41,7 +41,7 @@
 //! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
 //! across the work-group); the intermediate buffer is pooled between calls. For RGBA8, kernels
 //! built per radius (`-D CLPIX_VARIANT`) replace these generic passes where they win:
-//! - up to w = 6 one fused kernel, its state in registers: a group of 64 work-items owns 64 or
+//! - up to w = 3 one fused kernel, its state in registers: a group of 64 work-items owns 64 or
 //!   128 columns and walks a strip of rows, storing each input row once into local memory (the
 //!   next row's loads in flight during this row's arithmetic), filtering its columns
 //!   horizontally and adding each filtered value into the accumulators of the `2w + 1` output
@@ -49,7 +49,16 @@
 //!   of 24. On an H100 (8192²) it took 0.43 / 0.72 / 0.98 ms at w = 2 / 4 / 6 against
 //!   0.86 / 1.04 / 1.25 ms for the generic passes; at w = 8 the accumulators crowd the
 //!   registers and it lost (1.57 / 1.46 ms).
-//! - from w = 7 to 32 two passes: the horizontal one keeps its tile as f32 (each pixel
+//! - from w = 4 to 20 the fused band kernel, also 8 bytes a pixel: a group owns a band of 32 to
+//!   256 columns and walks a strip of rows R at a time (R = 4 to 32). Each step stores its R
+//!   input rows (loaded during the previous step) into a local tile as f32, filters them
+//!   horizontally as the radius-built horizontal pass below does, into a local ring of the last
+//!   `2w + R` filtered rows, and then filters the ring vertically: each work-item reads 1 to 4
+//!   channels of one column of the ring once and writes the R output rows they complete. On an
+//!   H200 (8192²): 0.60 / 0.71 / 0.90 / 1.28 / 1.63 / 2.01 ms at w = 4 / 6 / 8 / 12 / 16 / 20,
+//!   against 0.72 / 0.97 ms for the fused kernel at w = 4 / 6 and 1.27 / 1.58 / 1.97 / 2.25 ms
+//!   for the radius-built passes from w = 8; at w = 25 the two tie (2.66 ms).
+//! - from w = 21 to 32 two passes: the horizontal one keeps its tile as f32 (each pixel
 //!   converted once) and filters 4 or 8 neighbouring pixels a work-item from a sliding window
 //!   in registers with f32 multiply-adds, exact because every product and sum is an integer
 //!   below 2^24; the vertical one keeps a ring of the last `2w + 1` rows (and 4 loaded ahead)
@@ -57,10 +66,12 @@
 //!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
 //!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
 //!
-//! `CLPIX_BLUR_GPU=registers`, `radius` or `two-pass` forces one; `CLPIX_BLUR_COLUMNS=1|2`
-//! the columns a work-item of the fused kernel takes (2 up to w = 4 by default),
-//! `CLPIX_BLUR_CHANNELS` and `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes. A
-//! device that cannot build a per-radius kernel runs the generic passes, with the same bits.
+//! `CLPIX_BLUR_GPU=registers`, `band`, `radius` or `two-pass` forces one;
+//! `CLPIX_BLUR_COLUMNS=1|2` the columns a work-item of the fused kernel takes (2 up to w = 4 by
+//! default), `CLPIX_BLUR_BAND` the band kernel's shape, `CLPIX_BLUR_CHANNELS` and
+//! `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes. A device that cannot build a
+//! per-radius kernel (or hold the band kernel's local arrays) runs the radius-built or generic
+//! passes, with the same bits.
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -948,10 +959,16 @@ const REGISTER_MAX_RADIUS: u32 = 16;
 /// The largest radius at which GPUs take the register kernel by default. Measured on an H100
 /// (8192², kernel time, register kernel / two passes): w = 2 0.422 / 0.861 ms, w = 4 0.725 /
 /// 1.038, w = 6 0.991 / 1.241, w = 8 1.574 / 1.458, w = 12 3.10 / 1.92 ms (the accumulators of
-/// 2w + 1 rows crowd the registers). On an H200 the radius-built two passes took 1.02 / 1.17 /
-/// 1.23 ms at w = 2 / 4 / 6 against 0.40 / 0.72 / 0.97 ms for the register kernel, and won
-/// from w = 8 (1.27 against 1.56 ms).
-const REGISTER_DEFAULT_RADIUS: u32 = 6;
+/// 2w + 1 rows crowd the registers). On an H200 the band kernel took 0.455 / 0.490 / 0.576 /
+/// 0.595 ms at w = 1 / 2 / 3 / 4 against 0.280 / 0.401 / 0.543 / 0.726 ms for the register
+/// kernel.
+const REGISTER_DEFAULT_RADIUS: u32 = 3;
+
+/// The largest radius at which GPUs take the band kernel by default. Measured on an H200
+/// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.904 / 1.273, w = 12 1.283 /
+/// 1.575, w = 16 1.626 / 1.974, w = 20 2.012 / 2.251, w = 25 2.659 / 2.655 (its best shape,
+/// (128, 4, 8, 4)).
+const BAND_DEFAULT_RADIUS: u32 = 20;
 
 /// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
 /// rows takes at radius `w`: about `target` input rows, a whole number of runs (so that no row
@@ -997,24 +1014,35 @@ const RADIUS_PASSES_MAX: u32 = 32;
 enum GpuBlur {
     /// One kernel, built per radius, the output rows in flight in registers.
     FusedRegisters,
+    /// One kernel, built per radius, in column bands: the filtered rows in a local ring.
+    Band,
     /// The two passes built per radius: f32 horizontal pass, ring of rows in registers.
     RadiusPasses,
     /// Horizontal pass into an intermediate image, then the vertical pass, any radius.
     TwoPass,
 }
 
-/// Which RGBA8 kernels a GPU runs at radius `w`. `CLPIX_BLUR_GPU=registers` (up to
-/// [`REGISTER_MAX_RADIUS`]), `radius` (up to [`RADIUS_PASSES_MAX`]) or `two-pass` forces a
-/// choice, to measure them.
+/// Which RGBA8 kernels a GPU runs at radius `w`: the register kernel up to
+/// [`REGISTER_DEFAULT_RADIUS`], the band kernel up to [`BAND_DEFAULT_RADIUS`], the radius-built
+/// passes up to [`RADIUS_PASSES_MAX`], the generic passes beyond. `CLPIX_BLUR_GPU=registers`
+/// (up to [`REGISTER_MAX_RADIUS`]), `band` or `radius` (up to [`RADIUS_PASSES_MAX`]) or
+/// `two-pass` forces a choice, to measure them.
 fn gpu_kernel(w: u32) -> GpuBlur {
-    let (fused, radius) = match std::env::var("CLPIX_BLUR_GPU").as_deref() {
-        Ok("registers") => (REGISTER_MAX_RADIUS, 0),
-        Ok("radius") => (0, RADIUS_PASSES_MAX),
-        Ok("two-pass") => (0, 0),
-        _ => (REGISTER_DEFAULT_RADIUS, RADIUS_PASSES_MAX),
+    let (fused, band, radius) = match std::env::var("CLPIX_BLUR_GPU").as_deref() {
+        Ok("registers") => (REGISTER_MAX_RADIUS, 0, 0),
+        Ok("band") => (0, RADIUS_PASSES_MAX, 0),
+        Ok("radius") => (0, 0, RADIUS_PASSES_MAX),
+        Ok("two-pass") => (0, 0, 0),
+        _ => (
+            REGISTER_DEFAULT_RADIUS,
+            BAND_DEFAULT_RADIUS,
+            RADIUS_PASSES_MAX,
+        ),
     };
     if (1..=fused).contains(&w) {
         GpuBlur::FusedRegisters
+    } else if (1..=band).contains(&w) {
+        GpuBlur::Band
     } else if (1..=radius).contains(&w) {
         GpuBlur::RadiusPasses
     } else {
@@ -1044,6 +1072,83 @@ fn radius_pass_shape(w: u32) -> (u32, u32) {
         _ => 8,
     };
     (channels, pixels)
+}
+
+/// The band kernel's shape at radius `w`: work-items a group (128 or 256), channels a work-item
+/// of its vertical pass (1, 2 or 4), pixels a work-item of its horizontal pass (4 or 8), input
+/// rows a step (4, 8, 16 or 32; halved while the local arrays do not fit) and about how many
+/// input rows a strip takes. `CLPIX_BLUR_BAND=T,C,P,R[,S]` overrides, to measure. The defaults
+/// are the best shapes measured on an H200 (8192², kernel ms):
+/// - w = 4: (128, 4, 4, 8) 0.595; (128, 2, 4, 8) 0.662, (128, 2, 8, 16) 0.642;
+/// - w = 8: (128, 4, 8, 8) 0.903; (128, 4, 8, 4) 1.023, (128, 2, 8, 16) 0.940, (128, 2, 4, 8) 0.972, (256, 2, 4, 8)
+///   1.026, (128, 1, 4, 16) 0.990; strips of 128 / 256 / 512 input rows within 1%;
+/// - w = 12: (128, 2, 8, 16) and (128, 2, 4, 8) 1.284; (128, 4, 4, 8) 1.352;
+/// - w = 16: (128, 2, 4, 8) 1.627; (128, 2, 8, 16) 1.875, (128, 1, 8, 16) 2.107;
+/// - w = 20: (128, 2, 4, 8) 2.012; (128, 4, 8, 4) 2.247, (128, 2, 8, 16) 2.307.
+fn band_shape(w: u32) -> BandShape {
+    let forced = std::env::var("CLPIX_BLUR_BAND").ok().and_then(|v| {
+        let n: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+        match n.as_slice() {
+            [t, c, p, r, rest @ ..]
+                if [128, 256].contains(t)
+                    && [1, 2, 4].contains(c)
+                    && [4, 8].contains(p)
+                    && [4, 8, 16, 32].contains(r)
+                    && t * c / 4 % p == 0 =>
+            {
+                Some((*t, *c, *p, *r, rest.first().copied().unwrap_or(256)))
+            }
+            _ => None,
+        }
+    });
+    let (threads, channels, pixels, rows, strip) = forced.unwrap_or(match w {
+        0..=4 => (128, 4, 4, 8, 256),
+        5..=8 => (128, 4, 8, 8, 256),
+        9..=12 => (128, 2, 8, 16, 256),
+        _ => (128, 2, 4, 8, 256),
+    });
+    BandShape {
+        threads,
+        channels,
+        pixels,
+        rows,
+        strip,
+    }
+}
+
+/// The shape of the band kernel (see [`band_shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BandShape {
+    threads: usize,
+    channels: usize,
+    pixels: usize,
+    rows: usize,
+    strip: usize,
+}
+
+impl BandShape {
+    /// Columns a group owns (BX in cl/blur.cl).
+    fn columns(&self) -> usize {
+        self.threads * self.channels / 4
+    }
+
+    /// Bytes of the kernel's local arrays at radius `w`: the tile of `rows` rows of float4s,
+    /// one of padding every 8 (BROW), and the ring of `2w + rows` rows of 4 u16s, one pixel of
+    /// padding every 8 (RROW).
+    fn local_bytes(&self, w: u32) -> usize {
+        let span = self.columns() + 2 * w as usize;
+        let tile_row = span + (span - 1) / 8;
+        let ring_row = self.columns() + (self.columns() - 1) / 8;
+        self.rows * tile_row * 16 + (2 * w as usize + self.rows) * ring_row * 8
+    }
+
+    /// The `-D CLPIX_VARIANT` of this shape at radius `w`.
+    fn variant(&self, w: u32) -> u32 {
+        w | ((self.rows / 4) as u32) << 8
+            | u32::from(self.threads == 128) << 12
+            | (self.channels as u32) << 20
+            | (self.pixels as u32) << 24
+    }
 }
 
 /// A blur kernel's arguments: the ones every blur kernel begins with (input, width, height,
@@ -1158,12 +1263,15 @@ fn cl_passes<S, D>(
     {
         return Ok(());
     }
+    if choice == GpuBlur::Band && gpu_band_u8(cl, src, dst, weights, (width, height), blur)? {
+        return Ok(());
+    }
     // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)
     // about 1 ms, more than the w = 2 kernels themselves. The kernels see it as `D`s.
     let words = (4 * n * std::mem::size_of::<D>()).div_ceil(4);
     let (count, tmp) = cl.take_scratch(GPU_INTERMEDIATE, words)?;
     let result = (|| {
-        if choice == GpuBlur::RadiusPasses
+        if matches!(choice, GpuBlur::RadiusPasses | GpuBlur::Band)
             && gpu_radius_passes_u8(cl, src, &tmp, dst, weights, (width, height), blur)?
         {
             return Ok(());
@@ -1199,8 +1307,7 @@ fn gpu_radius_passes_u8<S>(
     blur: &GaussianBlur,
 ) -> Result<bool> {
     let (w, code) = (blur.radius, blur.border.code());
-    // The kernels count channels of a row and rows (with the halo) in 32-bit integers.
-    if 4 * width as u64 + 1024 > i32::MAX as u64 || height as u64 + 2 * w as u64 > i32::MAX as u64 {
+    if !counts_fit_i32(width, height, w) {
         return Ok(false);
     }
     let (channels, pixels) = radius_pass_shape(w);
@@ -1253,6 +1360,93 @@ fn gpu_radius_passes_u8<S>(
     finish_per_radius(cl, launched, "the radius-built blur passes", w)
 }
 
+/// Whether the per-radius passes' 32-bit counts hold this image: channels of a row with a tile
+/// beyond it, rows with the halo and a step of rows beyond them.
+fn counts_fit_i32(width: u32, height: u32, w: u32) -> bool {
+    4 * width as u64 + 1024 <= i32::MAX as u64
+        && height as u64 + 2 * w as u64 + 64 <= i32::MAX as u64
+}
+
+/// The fused band kernel built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`]) from `src`
+/// into `dst`. `Ok(false)` when this device cannot build it, its local memory cannot hold the
+/// tile and the ring even with 4 rows a step, or the image is too large for its 32-bit counts:
+/// the caller runs the radius passes or the generic ones, which give the same bits.
+fn gpu_band_u8<S>(
+    cl: &Arc<ClEngine>,
+    src: &opencl3::memory::Buffer<S>,
+    dst: &opencl3::memory::Buffer<S>,
+    weights: Arg,
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+) -> Result<bool> {
+    let w = blur.radius;
+    if !counts_fit_i32(width, height, w) {
+        return Ok(false);
+    }
+    let mut shape = band_shape(w);
+    while shape.local_bytes(w) as u64 + 1024 > cl.info.local_mem_bytes {
+        if shape.rows == 4 {
+            return Ok(false);
+        }
+        shape.rows /= 2;
+    }
+    // The horizontal pass takes f32 weights (exact: each is at most 65536).
+    let qf: Vec<f32> = blur.weights_fixed()?.iter().map(|&v| v as f32).collect();
+    let mut qf_buf = cl.buffer::<f32>(qf.len(), "blur weights")?;
+    cl.write(&mut qf_buf, 0, &qf)?;
+    let xg = (width as usize).div_ceil(shape.columns());
+    let strip = strip_rows(
+        w,
+        shape.rows,
+        shape.strip,
+        xg,
+        height,
+        cl.info.compute_units,
+    );
+    launch_strips(
+        cl,
+        (src, dst, weights),
+        (width, height),
+        blur,
+        ("blur_band_u8", shape.variant(w), shape.threads),
+        (xg, strip),
+        Arg::buf(&qf_buf),
+        "the blur band kernel",
+    )
+}
+
+/// Runs a per-radius kernel that walks strips of output rows: `xg` groups of `threads`
+/// work-items across the image, `strip` output rows a group. Its arguments are those every blur
+/// kernel begins with, then `xg`, `strip` and `last`. `Ok(false)` when it does not build (see
+/// [`finish_per_radius`]).
+#[allow(clippy::too_many_arguments)]
+fn launch_strips<S>(
+    cl: &Arc<ClEngine>,
+    (src, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+    (kernel, variant, threads): (&'static str, u32, usize),
+    (xg, strip): (usize, usize),
+    last: Arg,
+    what: &str,
+) -> Result<bool> {
+    let yg = (height as usize).div_ceil(strip);
+    let args = pass_args(
+        Arg::buf(src),
+        (width, height),
+        weights,
+        (blur.radius, blur.border.code()),
+        Arg::buf(dst),
+        &[Arg::U32(xg as u32), Arg::U32(strip as u32), last],
+    );
+    let launched = cl.launch_variant(("blur", variant), kernel, &args, xg * yg * threads, threads);
+    finish_per_radius(cl, launched.map(|e| vec![e]), what, blur.radius)
+}
+
 /// Waits for the per-radius kernels `launched`: `Ok(false)` when they did not build on this
 /// device (said as a `log` warning), for the caller to run the generic passes instead.
 fn finish_per_radius(
@@ -1291,32 +1485,25 @@ fn gpu_fused_u8<S>(
     (width, height): (u32, u32),
     blur: &GaussianBlur,
 ) -> Result<bool> {
-    let (w, code) = (blur.radius, blur.border.code());
+    let w = blur.radius;
     let per_item = register_columns(w);
     let cols = FUSED_COLUMNS * per_item;
     let xg = (width as usize).div_ceil(cols);
     let strip = register_strip(w, xg, height, cl.info.compute_units);
-    let yg = (height as usize).div_ceil(strip);
-    let args = pass_args(
-        Arg::buf(src),
+    launch_strips(
+        cl,
+        (src, dst, weights),
         (width, height),
-        weights,
-        (w, code),
-        Arg::buf(dst),
-        &[
-            Arg::U32(xg as u32),
-            Arg::U32(strip as u32),
-            Arg::Local(2 * (cols + 2 * w as usize) * 4),
-        ],
-    );
-    let launched = cl.launch_variant(
-        ("blur", w | (per_item as u32) << 16),
-        "blur_fused_reg_u8",
-        &args,
-        xg * yg * FUSED_COLUMNS,
-        FUSED_COLUMNS,
-    );
-    finish_per_radius(cl, launched.map(|e| vec![e]), "the fused blur kernel", w)
+        blur,
+        (
+            "blur_fused_reg_u8",
+            w | (per_item as u32) << 16,
+            FUSED_COLUMNS,
+        ),
+        (xg, strip),
+        Arg::Local(2 * (cols + 2 * w as usize) * 4),
+        "the fused blur kernel",
+    )
 }
 
 /// Scratch-pool name of the GPU blur's intermediate image.

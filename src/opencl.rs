@@ -471,6 +471,11 @@ impl ClEngine {
         if info.has_extension("cl_khr_int64_base_atomics") {
             build_options.push_str(" -D CLPIX_HAS_INT64_ATOMICS=1");
         }
+        // Extra compiler options, to measure or diagnose (a register cap, a verbose build log).
+        if let Ok(extra) = std::env::var("CLPIX_BUILD_OPTIONS") {
+            build_options.push(' ');
+            build_options.push_str(&extra);
+        }
         let cap = max_buffer_bytes.unwrap_or(u64::MAX).max(4096);
         Ok(ClEngine {
             info: info.clone(),

@@ -157,8 +157,8 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// More blur radii, run only when named in `--ops`: where the GPU's fused and two-pass
-/// kernels cross over (`CLPIX_BLUR_GPU=two-pass` forces the latter).
+/// More blur radii, run only when named in `--ops`: where the GPU's kernels cross over
+/// (`CLPIX_BLUR_GPU` forces one).
 fn radius_cases() -> Vec<Case> {
     vec![
         blur_case!("blur_w1", 1),
@@ -167,6 +167,7 @@ fn radius_cases() -> Vec<Case> {
         blur_case!("blur_w6", 6),
         blur_case!("blur_w12", 12),
         blur_case!("blur_w16", 16),
+        blur_case!("blur_w20", 20),
         blur_case!("blur_w40", 40),
     ]
 }
