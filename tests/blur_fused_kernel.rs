@@ -1,13 +1,13 @@
-//! The GPU blur kernels built per radius, against the CPU path, exactly: the fused kernel at
-//! every radius it is built for (1 to 16; by default GPUs take it up to 3) with one and two
-//! columns a work-item (`CLPIX_BLUR_GPU=registers`, `CLPIX_BLUR_COLUMNS`); the band kernel
-//! (1 to 32; by default GPUs take it from 4 to 20) in its default shapes and two more
-//! (`CLPIX_BLUR_GPU=band`, `CLPIX_BLUR_BAND`); the radius-specialised two passes (1 to 32) by
-//! default and with 1, 2 and 4 channels a work-item of the vertical pass and 4 and 8 pixels a
-//! work-item of the horizontal pass beside the defaults (`CLPIX_BLUR_GPU=radius`,
-//! `CLPIX_BLUR_CHANNELS`, `CLPIX_BLUR_HPIXELS`). Its own test binary with one test: the
-//! variables are set with no other test thread reading the environment. Last, kernels that do
-//! not build: the blur falls back to the generic two passes.
+//! The GPU blur kernels built per radius, against the CPU path, exactly: the fused kernel
+//! (built for radii 1 to 16; by default GPUs take it up to 3) with one and two columns a
+//! work-item (`CLPIX_BLUR_GPU=registers`, `CLPIX_BLUR_COLUMNS`); the band kernel (1 to 32; by
+//! default GPUs take it from 4 to 20) in its default shapes and two more (`CLPIX_BLUR_GPU=band`,
+//! `CLPIX_BLUR_BAND`); the radius-specialised two passes (1 to 32) by default and with 1, 2
+//! and 4 channels a work-item of the vertical pass and 4 and 8 pixels a work-item of the
+//! horizontal pass beside the defaults (`CLPIX_BLUR_GPU=radius`, `CLPIX_BLUR_CHANNELS`,
+//! `CLPIX_BLUR_HPIXELS`), each at a few radii that cover its shapes. Its own test binary with
+//! one test: the variables are set with no other test thread reading the environment. Last,
+//! kernels that do not build: the blur falls back to the generic two passes.
 
 mod common;
 
@@ -31,39 +31,41 @@ type Settings = &'static [(&'static str, &'static str)];
 fn fused_kernel_matches_cpu_at_every_radius() {
     let engines = gpu_layout_engines();
     let cpu = Engine::cpu();
-    // One and two columns of the fused kernel; the band kernel in its default shapes and in two
-    // more (256 work-items with one channel each; 32 rows a step, which the local memory of a
-    // GPU holds only halved at w = 25); the radius passes in their default shapes and with 1, 2
-    // and 4 channels a work-item of the vertical pass and 4 or 8 pixels a work-item of the
-    // horizontal pass ((2, 8) and (4, 8) are no default; (1, 4) is one only for 9 <= w <= 12).
-    // Each radius is a program of its own to build (seconds for the unrolled kernels): the
-    // per-radius shapes take a few radii that cover them (the smallest, either side of the
-    // defaults' switches, the target's 25, the largest).
-    let every: Vec<u32> = (1..=16).collect();
-    let band = vec![1u32, 4, 5, 9, 13, 32];
-    let band_more = vec![3u32, 8, 25];
-    let radius = vec![1u32, 8, 9, 13, 25, 32];
+    // The fused kernel with one and two columns a work-item; the band kernel in its default
+    // shapes and in two more (256 work-items with one channel each; 32 rows a step, which the
+    // local memory of a GPU holds only halved at w = 25); the radius passes in their default
+    // shapes and with 1, 2 and 4 channels a work-item of the vertical pass and 4 or 8 pixels a
+    // work-item of the horizontal pass ((2, 8) and (4, 8) are no default; (1, 4) is one only
+    // for 9 <= w <= 12). Each radius is a program of its own to build (seconds for the unrolled
+    // kernels, on each driver): each shape takes a few radii that cover it (the smallest, either
+    // side of the defaults' switches, the target's 8 and 25, the largest). About 40 programs:
+    // with 70, the GPU machine's NVIDIA and PoCL 5 drivers took over 250 s to build them.
+    let registers: &[u32] = &[1, 2, 3, 16];
+    let band: &[u32] = &[1, 4, 5, 9, 13, 20, 32];
+    let band_more: &[u32] = &[3, 8, 25];
+    let radius: &[u32] = &[1, 8, 9, 13, 25, 32];
+    let radius_more: &[u32] = &[1, 13, 25];
     let shapes: [(&str, Settings, &[u32]); 9] = [
-        ("registers", &[("CLPIX_BLUR_COLUMNS", "1")], &every),
-        ("registers", &[("CLPIX_BLUR_COLUMNS", "2")], &every),
-        ("band", &[], &band),
-        ("band", &[("CLPIX_BLUR_BAND", "256,1,4,16")], &band_more),
-        ("band", &[("CLPIX_BLUR_BAND", "128,2,8,32,64")], &band_more),
-        ("radius", &[], &radius),
+        ("registers", &[("CLPIX_BLUR_COLUMNS", "1")], registers),
+        ("registers", &[("CLPIX_BLUR_COLUMNS", "2")], registers),
+        ("band", &[], band),
+        ("band", &[("CLPIX_BLUR_BAND", "256,1,4,16")], band_more),
+        ("band", &[("CLPIX_BLUR_BAND", "128,2,8,32,64")], band_more),
+        ("radius", &[], radius),
         (
             "radius",
             &[("CLPIX_BLUR_CHANNELS", "1"), ("CLPIX_BLUR_HPIXELS", "4")],
-            &radius,
+            radius_more,
         ),
         (
             "radius",
             &[("CLPIX_BLUR_CHANNELS", "2"), ("CLPIX_BLUR_HPIXELS", "8")],
-            &radius,
+            radius_more,
         ),
         (
             "radius",
             &[("CLPIX_BLUR_CHANNELS", "4"), ("CLPIX_BLUR_HPIXELS", "8")],
-            &radius,
+            radius_more,
         ),
     ];
     for (kernel, settings, radii) in shapes {
@@ -81,12 +83,13 @@ fn fused_kernel_matches_cpu_at_every_radius() {
         }
         // A runner made by hand has no source file to persist failures beside: none kept.
         let config = ProptestConfig {
-            cases: if kernel == "registers" { 30 } else { 16 },
+            cases: 16,
             failure_persistence: None,
             ..ProptestConfig::default()
         };
         let mut runner = proptest::test_runner::TestRunner::new(config);
-        let max_radius = radii.iter().copied().max().unwrap_or(1);
+        // Two radii of the shape's for the fixed image below: the largest and a middle one.
+        let fixed = [radii[radii.len() - 1], radii[radii.len() / 2]];
         let radii = prop::sample::select(radii.to_vec());
         let strategy = (test_image(), radii, border(), 0.3f64..30.0);
         runner
@@ -108,7 +111,7 @@ fn fused_kernel_matches_cpu_at_every_radius() {
             .unwrap();
         // Rows of two horizontal tiles, strided, several strips of rows.
         let img = make_image(1100, 270, 3, Content::Random, 11);
-        for (radius, border) in [(max_radius, Border::Reflect), (9, Border::Zero)] {
+        for (radius, border) in [(fixed[0], Border::Reflect), (fixed[1], Border::Zero)] {
             let blur = GaussianBlur::new(radius).border(border);
             let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
             for e in &engines {
