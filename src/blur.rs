@@ -57,7 +57,8 @@
 //!   channels of one column of the ring once and writes the R output rows they complete. On an
 //!   H200 (8192²): 0.60 / 0.71 / 0.90 / 1.28 / 1.63 / 2.01 ms at w = 4 / 6 / 8 / 12 / 16 / 20,
 //!   against 0.72 / 0.97 ms for the fused kernel at w = 4 / 6 and 1.27 / 1.58 / 1.97 / 2.25 ms
-//!   for the radius-built passes from w = 8; at w = 25 the two tie (2.66 ms).
+//!   for the radius-built passes from w = 8; at w = 25 the radius-built passes win (2.66 ms
+//!   against 2.85 ms for the band kernel's best shape).
 //! - from w = 21 to 32 two passes: the horizontal one keeps its tile as f32 (each pixel
 //!   converted once) and filters 4 or 8 neighbouring pixels a work-item from a sliding window
 //!   in registers with f32 multiply-adds, exact because every product and sum is an integer
@@ -966,8 +967,8 @@ const REGISTER_DEFAULT_RADIUS: u32 = 3;
 
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
 /// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.904 / 1.273, w = 12 1.283 /
-/// 1.575, w = 16 1.626 / 1.974, w = 20 2.012 / 2.251, w = 25 2.659 / 2.655 (its best shape,
-/// (128, 4, 8, 4)).
+/// 1.575, w = 16 1.626 / 1.974, w = 20 2.012 / 2.251, w = 25 2.846 / 2.655 (its best shape,
+/// (128, 1, 4, 16)).
 const BAND_DEFAULT_RADIUS: u32 = 20;
 
 /// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
@@ -1078,13 +1079,16 @@ fn radius_pass_shape(w: u32) -> (u32, u32) {
 /// of its vertical pass (1, 2 or 4), pixels a work-item of its horizontal pass (4 or 8), input
 /// rows a step (4, 8, 16 or 32; halved while the local arrays do not fit) and about how many
 /// input rows a strip takes. `CLPIX_BLUR_BAND=T,C,P,R[,S]` overrides, to measure. The defaults
-/// are the best shapes measured on an H200 (8192², kernel ms):
+/// are the best shapes measured on an H200 (8192², kernel ms; shapes as they ran, after any
+/// halving of R):
 /// - w = 4: (128, 4, 4, 8) 0.595; (128, 2, 4, 8) 0.662, (128, 2, 8, 16) 0.642;
-/// - w = 8: (128, 4, 8, 8) 0.903; (128, 4, 8, 4) 1.023, (128, 2, 8, 16) 0.940, (128, 2, 4, 8) 0.972, (256, 2, 4, 8)
-///   1.026, (128, 1, 4, 16) 0.990; strips of 128 / 256 / 512 input rows within 1%;
-/// - w = 12: (128, 2, 8, 16) and (128, 2, 4, 8) 1.284; (128, 4, 4, 8) 1.352;
-/// - w = 16: (128, 2, 4, 8) 1.627; (128, 2, 8, 16) 1.875, (128, 1, 8, 16) 2.107;
-/// - w = 20: (128, 2, 4, 8) 2.012; (128, 4, 8, 4) 2.247, (128, 2, 8, 16) 2.307.
+/// - w = 8: (128, 4, 8, 8) 0.903; (128, 4, 8, 4) 1.023, (128, 2, 8, 16) 0.940, (128, 2, 4, 8)
+///   0.972, (256, 2, 4, 8) 1.026, (128, 1, 4, 16) 0.990; (128, 2, 4, 8) with strips of
+///   128 / 256 / 512 / 1024 input rows 0.997 / 0.978 / 0.978 / 0.973;
+/// - w = 12: (128, 2, 8, 8) and (128, 2, 4, 8) 1.284; (128, 4, 4, 4) 1.352;
+/// - w = 16: (128, 2, 4, 8) 1.627; (128, 2, 8, 8) 1.875, (128, 1, 8, 16) 2.107;
+/// - w = 20: (128, 2, 4, 8) 2.012; (128, 2, 8, 8) 2.307, (128, 1, 4, 16) 2.413;
+/// - w = 25: (128, 1, 4, 16) 2.846, (128, 2, 4, 4) 3.30 (the radius-built passes: 2.655).
 fn band_shape(w: u32) -> BandShape {
     let forced = std::env::var("CLPIX_BLUR_BAND").ok().and_then(|v| {
         let n: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
