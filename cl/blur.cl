@@ -188,7 +188,8 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
 #define HPAD(k) ((k) + ((k) >> 3))
 
 /* The horizontal filter of HP neighbouring pixels from the float4 tile row TR, pixels B - W
-   on: a sliding window (HP + 2W loads for HP outputs), weights QF(i), sums into ACC[HP]. */
+   on: a sliding window (HP + 2W loads for HP outputs), weights QF[i] (private or constant
+   memory: a macro), sums into ACC[HP]. */
 #define HS_WINDOW(TR, B, QF, ACC)                                                   \
     do {                                                                            \
         _Pragma("unroll") for (uint p_ = 0; p_ < HP; ++p_) (ACC)[p_] = (float4)(0.0f); \
@@ -196,7 +197,7 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
             float4 v_ = (TR)[HPAD((B) + k_)];                                       \
             _Pragma("unroll") for (uint p_ = 0; p_ < HP; ++p_)                      \
                 if (k_ >= p_ && k_ - p_ < TAPS)                                     \
-                    (ACC)[p_] = fma((float4)(QF(k_ - p_)), v_, (ACC)[p_]);          \
+                    (ACC)[p_] = fma((float4)((QF)[k_ - p_]), v_, (ACC)[p_]);          \
         }                                                                           \
     } while (0)
 
@@ -253,8 +254,7 @@ void blur_hs_u8(__global const uint* src, uint width, uint height, __constant ui
     for (uint i = 0; i < TAPS; ++i) qf[i] = (float)q[i];
     float4 acc[HP];
     uint b = lid * HP;
-#define QF_PRIVATE(i) qf[i]
-    HS_WINDOW(tile, b, QF_PRIVATE, acc);
+    HS_WINDOW(tile, b, qf, acc);
     __global uint2* out = t + (size_t)y * width;
 #pragma unroll
     for (uint p = 0; p < HP; ++p) {
@@ -366,7 +366,8 @@ inline void band_load(__global const uint* src, uint width, uint height, uint bo
         long ry = (uint)yr < height ? (long)yr : blur_map(yr, height, border);
         __global const uint* row = src + (size_t)(ry < 0 ? 0 : ry) * width;
 #pragma unroll
-        for (uint m = 0; m < NCOL; ++m) pre[m * BR + r] = (ry >= 0 && sx[m] >= 0) ? row[sx[m]] : 0u;
+        for (uint m = 0; m < NCOL; ++m)
+            pre[m * BR + r] = (ry >= 0 && sx[m] >= 0) ? row[sx[m]] : 0u;
     }
 }
 
@@ -421,8 +422,7 @@ void blur_band_u8(__global const uint* src, uint width, uint height, __constant 
                 uint b = (hi - r * BGROUPS) * HP;
                 __local const float4* tr = tile + r * BROW;
                 float4 acc[HP];
-#define QF_CONSTANT(i) qf[i]
-                HS_WINDOW(tr, b, QF_CONSTANT, acc);
+                HS_WINDOW(tr, b, qf, acc);
                 uint slot = rb + r;
                 if (slot >= BRS) slot -= BRS;
                 __local uint2* rr = ring + slot * RROW;
@@ -452,7 +452,8 @@ void blur_band_u8(__global const uint* src, uint width, uint height, __constant 
                 VT acc = q[W] * x[i + W];
 #pragma unroll
                 for (uint d = 1; d <= W; ++d) acc += q[W + d] * (x[i + W - d] + x[i + W + d]);
-                if (o >= 0 && (uint)o < rows) out[(size_t)o * lanes] = VPACK((acc + (1u << 23)) >> 24);
+                if (o >= 0 && (uint)o < rows)
+                    out[(size_t)o * lanes] = VPACK((acc + (1u << 23)) >> 24);
             }
         }
         rb += BR;
@@ -461,7 +462,6 @@ void blur_band_u8(__global const uint* src, uint width, uint height, __constant 
 }
 #endif
 #endif /* the specialised passes */
-
 
 #else /* every other kernel */
 
