@@ -349,6 +349,7 @@ void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint*
    work-items spread over the banks. */
 #define RPAD(k) ((k) + ((k) >> 3))
 #define RROW (RPAD(BX - 1u) + 1u)
+#define RSTRIDE (RROW * 4u / VCH) /* a ring row in VINs */
 #define BGROUPS (BX / HP)
 #define HITEMS (BR * BGROUPS)
 #define HRUNS ((HITEMS + (uint)BT - 1u) / (uint)BT)
@@ -434,26 +435,28 @@ void blur_band_u8(__global const uint* src, uint width, uint height, __constant 
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         /* Output rows o0 .. o0 + BR - 1 of the strip take input rows o0 .. o0 + BR - 1 + 2W,
-           the ring's BRS = 2W + BR rows from slot (rb - 2W) % BRS = (rb + BR) % BRS on. */
+           the ring's BRS = 2W + BR rows from slot (rb - 2W) % BRS = (rb + BR) % BRS on: rows
+           k < kw of them from slot first + k, the others wrapped to slot first + k - BRS (two
+           base pointers, so that each load has a constant offset). */
         int o0 = (int)(s * BR) - 2 * (int)W;
         if (o0 + (int)BR > 0 && lane_ok) {
             uint first = rb + BR;
             if (first >= BRS) first -= BRS;
+            uint kw = BRS - first;
+            __local const VIN* b0 = vr + first * RSTRIDE;
+            __local const VIN* b1 = b0 - BRS * RSTRIDE;
             VT x[BRS];
 #pragma unroll
-            for (uint k = 0; k < BRS; ++k) {
-                uint sl = first + k;
-                if (sl >= BRS) sl -= BRS;
-                x[k] = VCONV(vr[sl * (RROW * 4u / VCH)]);
-            }
+            for (uint k = 0; k < BRS; ++k) x[k] = VCONV((k < kw ? b0 : b1)[k * RSTRIDE]);
+            long at = (long)o0 * (long)lanes; /* output row o0 from row 0 of the strip */
 #pragma unroll
             for (uint i = 0; i < BR; ++i) {
-                int o = o0 + (int)i;
                 VT acc = q[W] * x[i + W];
 #pragma unroll
                 for (uint d = 1; d <= W; ++d) acc += q[W + d] * (x[i + W - d] + x[i + W + d]);
-                if (o >= 0 && (uint)o < rows)
-                    out[(size_t)o * lanes] = VPACK((acc + (1u << 23)) >> 24);
+                /* (uint) of a row before the strip is above `rows`. */
+                if ((uint)(o0 + (int)i) < rows) out[at] = VPACK((acc + (1u << 23)) >> 24);
+                at += lanes;
             }
         }
         rb += BR;

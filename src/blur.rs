@@ -55,10 +55,10 @@
 //!   horizontally as the radius-built horizontal pass below does, into a local ring of the last
 //!   `2w + R` filtered rows, and then filters the ring vertically: each work-item reads 1 to 4
 //!   channels of one column of the ring once and writes the R output rows they complete. On an
-//!   H200 (8192²): 0.60 / 0.71 / 0.90 / 1.28 / 1.63 / 2.01 ms at w = 4 / 6 / 8 / 12 / 16 / 20,
+//!   H200 (8192²): 0.55 / 0.68 / 0.87 / 1.23 / 1.55 / 1.83 ms at w = 4 / 6 / 8 / 12 / 16 / 20,
 //!   against 0.72 / 0.97 ms for the fused kernel at w = 4 / 6 and 1.27 / 1.58 / 1.97 / 2.25 ms
 //!   for the radius-built passes from w = 8; at w = 25 the radius-built passes win (2.66 ms
-//!   against 2.85 ms for the band kernel's best shape).
+//!   against 2.85 ms for the band kernel's best shape then).
 //! - from w = 21 to 32 two passes: the horizontal one keeps its tile as f32 (each pixel
 //!   converted once) and filters 4 or 8 neighbouring pixels a work-item from a sliding window
 //!   in registers with f32 multiply-adds, exact because every product and sum is an integer
@@ -966,9 +966,9 @@ const REGISTER_MAX_RADIUS: u32 = 16;
 const REGISTER_DEFAULT_RADIUS: u32 = 3;
 
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
-/// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.904 / 1.273, w = 12 1.283 /
-/// 1.575, w = 16 1.626 / 1.974, w = 20 2.012 / 2.251, w = 25 2.846 / 2.655 (its best shape,
-/// (128, 1, 4, 16)).
+/// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.873 / 1.273, w = 12 1.226 /
+/// 1.575, w = 16 1.549 / 1.974, w = 20 1.828 / 2.251; w = 25 2.846 / 2.655 (its best shape,
+/// (128, 1, 4, 16), before the last 4–9% of the band kernel's gains).
 const BAND_DEFAULT_RADIUS: u32 = 20;
 
 /// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
@@ -1080,15 +1080,19 @@ fn radius_pass_shape(w: u32) -> (u32, u32) {
 /// rows a step (4, 8, 16 or 32; halved while the local arrays do not fit) and about how many
 /// input rows a strip takes. `CLPIX_BLUR_BAND=T,C,P,R[,S]` overrides, to measure. The defaults
 /// are the best shapes measured on an H200 (8192², kernel ms; shapes as they ran, after any
-/// halving of R):
-/// - w = 4: (128, 4, 4, 8) 0.595; (128, 2, 4, 8) 0.662, (128, 2, 8, 16) 0.642;
-/// - w = 8: (128, 4, 8, 8) 0.903; (128, 4, 8, 4) 1.023, (128, 2, 8, 16) 0.940, (128, 2, 4, 8)
-///   0.972, (256, 2, 4, 8) 1.026, (128, 1, 4, 16) 0.990; (128, 2, 4, 8) with strips of
-///   128 / 256 / 512 / 1024 input rows 0.997 / 0.978 / 0.978 / 0.973;
-/// - w = 12: (128, 2, 8, 8) and (128, 2, 4, 8) 1.284; (128, 4, 4, 4) 1.352;
-/// - w = 16: (128, 2, 4, 8) 1.627; (128, 2, 8, 8) 1.875, (128, 1, 8, 16) 2.107;
-/// - w = 20: (128, 2, 4, 8) 2.012; (128, 2, 8, 8) 2.307, (128, 1, 4, 16) 2.413;
-/// - w = 25: (128, 1, 4, 16) 2.846, (128, 2, 4, 4) 3.30 (the radius-built passes: 2.655).
+/// halving of R), with the final kernel:
+/// - w = 4: (128, 4, 8, 8) 0.547; (128, 4, 4, 8) 0.582;
+/// - w = 6: (128, 4, 8, 8) 0.678; (128, 4, 4, 8) 0.707;
+/// - w = 8: (128, 4, 8, 8) 0.873; (128, 2, 8, 16) 0.882, (128, 2, 4, 8) 0.901;
+/// - w = 12: (128, 2, 4, 8) 1.226; (128, 2, 8, 8) 1.247, (128, 4, 8, 4) 1.529;
+/// - w = 16: (128, 2, 4, 8) 1.549; (128, 2, 8, 8) 1.699, (128, 4, 8, 4) 1.973;
+/// - w = 20: (128, 2, 4, 8) 1.828; (128, 2, 8, 8) 2.055.
+///
+/// With the kernel before its vertical pass took constant offsets into the ring (about 4% slower
+/// at w = 8, 9% at w = 20), also: w = 8 (128, 4, 8, 4) 1.023, (256, 2, 4, 8) 1.026, (128, 1, 4, 16)
+/// 0.990, and (128, 2, 4, 8) with strips of 128 / 256 / 512 / 1024 input rows 0.997 / 0.978 /
+/// 0.978 / 0.973; w = 16 (128, 1, 8, 16) 2.107; w = 20 (128, 1, 4, 16) 2.413; w = 25
+/// (128, 1, 4, 16) 2.846 and (128, 2, 4, 4) 3.30, against 2.655 for the radius-built passes.
 fn band_shape(w: u32) -> BandShape {
     let forced = std::env::var("CLPIX_BLUR_BAND").ok().and_then(|v| {
         let n: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
@@ -1106,9 +1110,7 @@ fn band_shape(w: u32) -> BandShape {
         }
     });
     let (threads, channels, pixels, rows, strip) = forced.unwrap_or(match w {
-        0..=4 => (128, 4, 4, 8, 256),
-        5..=8 => (128, 4, 8, 8, 256),
-        9..=12 => (128, 2, 8, 16, 256),
+        0..=8 => (128, 4, 8, 8, 256),
         _ => (128, 2, 4, 8, 256),
     });
     BandShape {
