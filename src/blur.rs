@@ -41,7 +41,7 @@
 //! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
 //! across the work-group); the intermediate buffer is pooled between calls. For RGBA8, kernels
 //! built per radius (`-D CLPIX_VARIANT`) replace these generic passes where they win:
-//! - up to w = 3 one fused kernel, its state in registers: a group of 64 work-items owns 64 or
+//! - up to w = 2 one fused kernel, its state in registers: a group of 64 work-items owns 64 or
 //!   128 columns and walks a strip of rows, storing each input row once into local memory (the
 //!   next row's loads in flight during this row's arithmetic), filtering its columns
 //!   horizontally and adding each filtered value into the accumulators of the `2w + 1` output
@@ -49,7 +49,7 @@
 //!   of 24. On an H100 (8192²) it took 0.43 / 0.72 / 0.98 ms at w = 2 / 4 / 6 against
 //!   0.86 / 1.04 / 1.25 ms for the generic passes; at w = 8 the accumulators crowd the
 //!   registers and it lost (1.57 / 1.46 ms).
-//! - from w = 4 to 20 the fused band kernel, also 8 bytes a pixel: a group owns a band of 32 to
+//! - from w = 3 to 20 the fused band kernel, also 8 bytes a pixel: a group owns a band of 32 to
 //!   256 columns and walks a strip of rows R at a time (R = 4 to 32). Each step stores its R
 //!   input rows (loaded during the previous step) into a local tile as f32, filters them
 //!   horizontally as the radius-built horizontal pass below does, into a local ring of the last
@@ -960,10 +960,10 @@ const REGISTER_MAX_RADIUS: u32 = 16;
 /// The largest radius at which GPUs take the register kernel by default. Measured on an H100
 /// (8192², kernel time, register kernel / two passes): w = 2 0.422 / 0.861 ms, w = 4 0.725 /
 /// 1.038, w = 6 0.991 / 1.241, w = 8 1.574 / 1.458, w = 12 3.10 / 1.92 ms (the accumulators of
-/// 2w + 1 rows crowd the registers). On an H200 the band kernel took 0.455 / 0.490 / 0.576 /
-/// 0.595 ms at w = 1 / 2 / 3 / 4 against 0.280 / 0.401 / 0.543 / 0.726 ms for the register
-/// kernel.
-const REGISTER_DEFAULT_RADIUS: u32 = 3;
+/// 2w + 1 rows crowd the registers). On an H200 (final kernels) the band kernel took 0.362 /
+/// 0.417 / 0.471 / 0.549 ms at w = 1 / 2 / 3 / 4 against 0.281 / 0.404 / 0.545 / 0.723 ms for
+/// the register kernel.
+const REGISTER_DEFAULT_RADIUS: u32 = 2;
 
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
 /// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.873 / 1.273, w = 12 1.226 /
