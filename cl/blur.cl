@@ -437,7 +437,8 @@ void blur_band_u8(__global const uint* src, uint width, uint height, __constant 
         /* Output rows o0 .. o0 + BR - 1 of the strip take input rows o0 .. o0 + BR - 1 + 2W,
            the ring's BRS = 2W + BR rows from slot (rb - 2W) % BRS = (rb + BR) % BRS on: rows
            k < kw of them from slot first + k, the others wrapped to slot first + k - BRS (two
-           base pointers, so that each load has a constant offset). */
+           base pointers, so that each load has a constant offset; b1 itself lies before the
+           ring, only b1 + k RSTRIDE with k >= kw, inside it, is read). */
         int o0 = (int)(s * BR) - 2 * (int)W;
         if (o0 + (int)BR > 0 && lane_ok) {
             uint first = rb + BR;
