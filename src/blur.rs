@@ -1934,6 +1934,45 @@ mod tests {
         }
     }
 
+    /// The band kernel's local arrays take what the host plans for them: the host halves the
+    /// rows a step, or falls back to other kernels, on that figure (with 1 KiB of margin), so
+    /// that a GPU never sees a kernel larger than its local memory.
+    #[test]
+    fn band_kernel_local_memory_is_as_planned() {
+        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        let devices = match crate::devices() {
+            Ok(d) => d,
+            Err(e) if required => panic!("OpenCL required: {e}"),
+            Err(_) => return,
+        };
+        let shape = |threads, channels, pixels, rows| BandShape {
+            threads,
+            channels,
+            pixels,
+            rows,
+            strip: 256,
+        };
+        for d in &devices {
+            let cl = ClEngine::open(d, None, crate::KernelLayout::Coalesced).unwrap();
+            for (s, w) in [
+                (shape(128, 4, 8, 8), 8),
+                (shape(128, 2, 4, 8), 20),
+                (shape(256, 1, 4, 16), 3),
+                (shape(128, 2, 8, 32), 25),
+            ] {
+                let bytes = cl
+                    .kernel_local_bytes(("blur", s.variant(w)), "blur_band_u8")
+                    .unwrap();
+                let planned = s.local_bytes(w) as u64;
+                assert!(
+                    (planned..=planned + 1024).contains(&bytes),
+                    "{}: {s:?} w {w}: {bytes} bytes, planned {planned}",
+                    d.name
+                );
+            }
+        }
+    }
+
     #[test]
     fn fixed_weights_are_symmetric_exact_and_close() {
         for w in 1..=200u32 {

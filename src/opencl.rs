@@ -1084,6 +1084,23 @@ impl fmt::Debug for DeviceParts {
     }
 }
 
+/// Test helpers: what a built kernel takes on this device.
+#[cfg(test)]
+impl ClEngine {
+    /// The local memory kernel `kernel` of `program` built with `-D CLPIX_VARIANT=variant` takes
+    /// on this device (`CL_KERNEL_LOCAL_MEM_SIZE`: its static local arrays, here).
+    pub(crate) fn kernel_local_bytes(
+        &self,
+        (program, variant): (&'static str, u32),
+        kernel: &str,
+    ) -> Result<u64> {
+        let prog = self.program_variant(program, variant)?;
+        let k = Kernel::create(&prog, kernel).map_err(|e| Error::cl("clCreateKernel", e.0))?;
+        k.get_local_mem_size(self.device_id as cl_device_id)
+            .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
