@@ -374,7 +374,9 @@ inline void band_load(__global const uint* src, uint width, uint height, uint bo
 
 __kernel __attribute__((reqd_work_group_size(BT, 1, 1)))
 void blur_band_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
-                  uint border, __global VOUT* dst, uint xg, uint strip, __constant float* qf) {
+                  uint border, __global VOUT* dst, uint xg, uint strip) {
+    /* The weights as f32 follow the integer ones in the same buffer. */
+    __constant float* qf = (__constant float*)(q + TAPS);
     __local float4 tile[BR * BROW];
     __local uint2 ring[BRS * RROW];
     uint lid = get_local_id(0);

@@ -1396,10 +1396,6 @@ fn gpu_band_u8<S>(
         }
         shape.rows /= 2;
     }
-    // The horizontal pass takes f32 weights (exact: each is at most 65536).
-    let qf: Vec<f32> = blur.weights_fixed()?.iter().map(|&v| v as f32).collect();
-    let mut qf_buf = cl.buffer::<f32>(qf.len(), "blur weights")?;
-    cl.write(&mut qf_buf, 0, &qf)?;
     let xg = (width as usize).div_ceil(shape.columns());
     let strip = strip_rows(
         w,
@@ -1416,14 +1412,14 @@ fn gpu_band_u8<S>(
         blur,
         ("blur_band_u8", shape.variant(w), shape.threads),
         (xg, strip),
-        Arg::buf(&qf_buf),
+        &[],
         "the blur band kernel",
     )
 }
 
 /// Runs a per-radius kernel that walks strips of output rows: `xg` groups of `threads`
 /// work-items across the image, `strip` output rows a group. Its arguments are those every blur
-/// kernel begins with, then `xg`, `strip` and `last`. `Ok(false)` when it does not build (see
+/// kernel begins with, then `xg`, `strip` and `rest`. `Ok(false)` when it does not build (see
 /// [`finish_per_radius`]).
 #[allow(clippy::too_many_arguments)]
 fn launch_strips<S>(
@@ -1437,7 +1433,7 @@ fn launch_strips<S>(
     blur: &GaussianBlur,
     (kernel, variant, threads): (&'static str, u32, usize),
     (xg, strip): (usize, usize),
-    last: Arg,
+    rest: &[Arg],
     what: &str,
 ) -> Result<bool> {
     let yg = (height as usize).div_ceil(strip);
@@ -1447,7 +1443,7 @@ fn launch_strips<S>(
         weights,
         (blur.radius, blur.border.code()),
         Arg::buf(dst),
-        &[Arg::U32(xg as u32), Arg::U32(strip as u32), last],
+        &[&[Arg::U32(xg as u32), Arg::U32(strip as u32)], rest].concat(),
     );
     let launched = cl.launch_variant(("blur", variant), kernel, &args, xg * yg * threads, threads);
     finish_per_radius(cl, launched.map(|e| vec![e]), what, blur.radius)
@@ -1507,7 +1503,7 @@ fn gpu_fused_u8<S>(
             FUSED_COLUMNS,
         ),
         (xg, strip),
-        Arg::Local(2 * (cols + 2 * w as usize) * 4),
+        &[Arg::Local(2 * (cols + 2 * w as usize) * 4)],
         "the fused blur kernel",
     )
 }
@@ -1606,9 +1602,7 @@ fn cl_blur_u8(cl: &Arc<ClEngine>, input: ImageInput<'_>, blur: &GaussianBlur) ->
             }
             return Ok(ClOut::Host(out));
         }
-        let q = blur.weights_fixed()?;
-        let mut qbuf = cl.buffer::<u32>(q.len(), "blur weights")?;
-        cl.write(&mut qbuf, 0, &q)?;
+        let qbuf = fixed_weights_buffer(cl, blur)?;
         let out = cl_banded::<u32, u16, u32>(
             cl,
             "u8",
@@ -1654,11 +1648,27 @@ fn cl_blur_u8(cl: &Arc<ClEngine>, input: ImageInput<'_>, blur: &GaussianBlur) ->
         cl.write(&mut dst, 0, &host)?;
         return Ok(ClOut::Buffer(dst));
     }
-    let q = blur.weights_fixed()?;
-    let mut qbuf = cl.buffer::<u32>(q.len(), "blur weights")?;
-    cl.write(&mut qbuf, 0, &q)?;
+    let qbuf = fixed_weights_buffer(cl, blur)?;
     cl_passes::<u32, u16>(cl, "u8", src, &dst, Arg::buf(&qbuf), width, height, blur, 4)?;
     Ok(ClOut::Buffer(dst))
+}
+
+/// The RGBA8 blur's weights on the device, in one buffer written once a call: the `2w + 1`
+/// fixed-point weights `q`, then the same values as f32 bits (exact: each is at most 65536),
+/// which the band kernel's f32 horizontal pass reads from `q + 2w + 1`.
+fn fixed_weights_buffer(
+    cl: &ClEngine,
+    blur: &GaussianBlur,
+) -> Result<opencl3::memory::Buffer<u32>> {
+    let q = blur.weights_fixed()?;
+    let words: Vec<u32> = q
+        .iter()
+        .copied()
+        .chain(q.iter().map(|&v| (v as f32).to_bits()))
+        .collect();
+    let mut buf = cl.buffer::<u32>(words.len(), "blur weights")?;
+    cl.write(&mut buf, 0, &words)?;
+    Ok(buf)
 }
 
 fn cl_blur_f32(
