@@ -33,6 +33,12 @@ inline uint4 unpack4(uint p) {
 }
 inline uint pack4(uint4 v) { return v.x | (v.y << 8) | (v.z << 16) | (v.w << 24); }
 
+/* Pixel p of an RGBA8 row of `width` pixels, through the borders (0 for a zero pixel). */
+inline uint row_px(__global const uint* row, long p, uint width, uint border) {
+    long s = (p >= 0 && p < (long)width) ? p : blur_map(p, width, border);
+    return s < 0 ? 0u : row[s];
+}
+
 /* One channel value j (= 4 x + c) of the horizontal pass, borders read through blur_map. */
 inline ushort h_at_u8(__global const uchar* row, long width, long j, __global const uint* q,
                       uint w, uint border) {
@@ -93,16 +99,7 @@ inline void reg_load(__global const uint* src, uint width, uint height, uint bor
     for (uint m = 0; m < FK; ++m) {
         uint k = lid + m * FX;
         long p = (long)x0 + (long)k - (long)W;
-        uint v = 0u;
-        if (k < FSPAN && rs >= 0) {
-            if (p >= 0 && p < (long)width) {
-                v = row[p];
-            } else {
-                long s = blur_map(p, width, border);
-                v = s < 0 ? 0u : row[s];
-            }
-        }
-        pre[m] = v;
+        pre[m] = (k < FSPAN && rs >= 0) ? row_px(row, p, width, border) : 0u;
     }
 }
 
@@ -239,14 +236,7 @@ void blur_hs_u8(__global const uint* src, uint width, uint height, __constant ui
     __global const uint* row = src + (size_t)y * width;
     for (uint k = lid; k < HSPAN; k += 128u) {
         long p = (long)x0 + (long)k - (long)W;
-        uint v;
-        if (p >= 0 && p < (long)width) {
-            v = row[p];
-        } else {
-            long s = blur_map(p, width, border);
-            v = s < 0 ? 0u : row[s];
-        }
-        tile[HPAD(k)] = u8x4_to_float4(v);
+        tile[HPAD(k)] = u8x4_to_float4(row_px(row, p, width, border));
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     float qf[TAPS];
@@ -796,9 +786,7 @@ void blur_h_u8(__global const uint* src, uint width, uint height, __global const
     __global const uint* row = src + (size_t)y * width;
     uint span = TW + 2u * w;
     for (uint k = lid; k < span; k += TI) {
-        long p = (long)x0 + (long)k - (long)w;
-        long s = (p >= 0 && p < (long)width) ? p : blur_map(p, width, border);
-        tile[k] = s < 0 ? 0u : row[s];
+        tile[k] = row_px(row, (long)x0 + (long)k - (long)w, width, border);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     uint4 acc[TPX];
