@@ -833,6 +833,21 @@ impl ClEngine {
         .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0))
     }
 
+    /// Copies the first `count` elements of `src` into `dst` on the device, and waits for it.
+    pub(crate) fn copy<T>(&self, src: &Buffer<T>, dst: &mut Buffer<T>, count: usize) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges lie inside their buffers (the caller's `count`); the copy is waited
+        // for before the buffers can go.
+        let event = unsafe {
+            self.queue
+                .enqueue_copy_buffer(src, dst, 0, 0, count * std::mem::size_of::<T>(), &[])
+        }
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0))?;
+        self.finish(&[event])
+    }
+
     /// Blocking read into `out` from element `offset`.
     pub(crate) fn read<T>(&self, buf: &Buffer<T>, offset: usize, out: &mut [T]) -> Result<()> {
         if out.is_empty() {
