@@ -872,13 +872,14 @@ fn tile(cl: &ClEngine) -> usize {
     }
 }
 
-/// Work-groups for a pass over `n` elements: on GPUs at least a few tiles per group, on CPU
-/// devices ranges of 16 Ki elements at least.
+/// Work-groups for a pass over `n` elements: on GPUs a tile per group at least (the scans of
+/// the sort's 32 × 1056 digit counts then run on 5 groups, not 2), on CPU devices ranges of
+/// 16 Ki elements at least.
 fn groups_for(cl: &ClEngine, n: usize) -> usize {
     let per = if cl.tuning.contiguous {
         16 * 1024
     } else {
-        tile(cl) * 4
+        tile(cl)
     };
     n.div_ceil(per).clamp(1, cl.tuning.max_groups)
 }
@@ -1024,13 +1025,12 @@ fn cl_radix_sorted(
     events: &mut Vec<Event>,
 ) -> Result<usize> {
     const RADIX: usize = 32;
-    const RADIX_WITH_IDX: u32 = 1;
+    // radix_scatter_indexed's flag: the indices come from the source's (pass 2).
     const RADIX_SRC_IDX: u32 = 2;
     let wg = cl.tuning.wg;
     let (tmp_px_count, tmp_px) = cl.take_scratch("radix pass pixels", n)?;
     let (tmp_idx_count, tmp_idx) =
         cl.take_scratch("radix pass indices", if with_idx { n } else { 1 })?;
-    let flag = if with_idx { RADIX_WITH_IDX } else { 0 };
     // One pass over `len` elements of `src` (kept: wsum >= `keep_min`), by the digit at `shift`.
     let mut pass = |src: &Buffer<u32>,
                     src_idx: &Buffer<u32>,
@@ -1051,10 +1051,10 @@ fn cl_radix_sorted(
             g,
             events,
         )?;
-        events.push(cl.launch(
-            "compact",
-            "radix_scatter",
-            &[
+        // Pixels only, or with indices: two kernels, so that the pixels-only one has no index
+        // loads, stores or branches (cl/compact.cl has the measurements).
+        let (kernel, args) = if with_idx {
+            let args = vec![
                 Arg::buf(src),
                 Arg::buf(src_idx),
                 Arg::U32(len32),
@@ -1064,21 +1064,30 @@ fn cl_radix_sorted(
                 Arg::U32(flags),
                 Arg::buf(dst_idx),
                 Arg::buf(dst_px),
-            ],
-            g * wg,
-            wg,
-        )?);
+            ];
+            ("radix_scatter_indexed", args)
+        } else {
+            let args = vec![
+                Arg::buf(src),
+                Arg::U32(len32),
+                Arg::U32(keep_min),
+                Arg::U32(shift),
+                Arg::buf(&ghist),
+                Arg::buf(dst_px),
+            ];
+            ("radix_scatter", args)
+        };
+        events.push(cl.launch("compact", kernel, &args, g * wg, wg)?);
         Ok((sums, sg))
     };
-    let first = pass(buf, &tmp_idx, n, wmin, 0, flag, &tmp_idx, &tmp_px);
+    let first = pass(buf, &tmp_idx, n, wmin, 0, 0, &tmp_idx, &tmp_px);
     let result = first.and_then(|(sums, sg)| {
         let mut kept = [0u32];
         cl.read(&sums, sg, &mut kept)?;
         let m = (kept[0] as usize).min(n);
         if m > 0 {
             // Everything in the first pass's output is kept: wsum >= 0.
-            let flags = flag | if with_idx { RADIX_SRC_IDX } else { 0 };
-            pass(&tmp_px, &tmp_idx, m, 0, 5, flags, out_idx, out_px)?;
+            pass(&tmp_px, &tmp_idx, m, 0, 5, RADIX_SRC_IDX, out_idx, out_px)?;
         }
         Ok(m)
     });
