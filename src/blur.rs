@@ -1960,6 +1960,7 @@ mod tests {
             rows,
             strip: 256,
         };
+        let mut checked = 0;
         for d in &devices {
             let cl = ClEngine::open(d, None, crate::KernelLayout::Coalesced).unwrap();
             for (s, w) in [
@@ -1971,14 +1972,27 @@ mod tests {
                 let bytes = cl
                     .kernel_local_bytes(("blur", s.variant(w)), "blur_band_u8")
                     .unwrap();
+                if bytes == 0 {
+                    // PoCL 5.0 (on the GPU machine) reports 0 for this kernel, which declares
+                    // 30-48 KiB of local arrays: no figure to check. PoCL 3.1 reports it.
+                    eprintln!("{}: reports 0 local bytes for {s:?}: not checked", d.name);
+                    continue;
+                }
                 let planned = s.local_bytes(w) as u64;
                 assert!(
                     (planned..=planned + 1024).contains(&bytes),
                     "{}: {s:?} w {w}: {bytes} bytes, planned {planned}",
                     d.name
                 );
+                checked += 1;
             }
         }
+        // Where a device is required, one of them must have been checked (PoCL 3.1 in CI
+        // reports the figure).
+        assert!(
+            !required || checked > 0,
+            "no device reported its local memory"
+        );
     }
 
     #[test]
