@@ -35,9 +35,8 @@ inline uint pack4(uint4 v) { return v.x | (v.y << 8) | (v.z << 16) | (v.w << 24)
 
 /* Pixel p of an RGBA8 row of `width` pixels, through the borders (0 for a zero pixel). */
 inline uint row_px(__global const uint* row, long p, uint width, uint border) {
-    /* Branches, not selects (as the register kernel had them before this function): H200,
-       8192², kernel ms, w = 1 0.284-0.291 against 0.306 with `s = inside ? p : blur_map(..)`,
-       w = 2 0.420-0.425 against 0.434-0.440. */
+    /* Branches, as its callers had them before: inside the row, blur_map is not evaluated
+       (in the register kernel a select cost 5-8% at w = 1 and 2 on the H200). */
     if (p >= 0 && p < (long)width) return row[p];
     long s = blur_map(p, width, border);
     return s < 0 ? 0u : row[s];
@@ -103,8 +102,17 @@ inline void reg_load(__global const uint* src, uint width, uint height, uint bor
     for (uint m = 0; m < FK; ++m) {
         uint k = lid + m * FX;
         long p = (long)x0 + (long)k - (long)W;
+        /* Written out here rather than through row_px(): NVIDIA's build of that was slower
+           (H200, 8192², kernel ms, one call: w = 2 0.422-0.428 against 0.407-0.411). */
         uint v = 0u;
-        if (k < FSPAN && rs >= 0) v = row_px(row, p, width, border);
+        if (k < FSPAN && rs >= 0) {
+            if (p >= 0 && p < (long)width) {
+                v = row[p];
+            } else {
+                long s = blur_map(p, width, border);
+                v = s < 0 ? 0u : row[s];
+            }
+        }
         pre[m] = v;
     }
 }
@@ -372,7 +380,13 @@ __kernel __attribute__((reqd_work_group_size(BT, 1, 1)))
 void blur_band_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
                   uint border, __global VOUT* dst, uint xg, uint strip) {
     /* The weights as f32 follow the integer ones in the same buffer. */
-    __constant float* qf = (__constant float*)(q + TAPS);
+    /* The weights as f32 in registers (exact: each is at most 65536). H200, 8192², kernel ms,
+       one call: w = 3 0.455-0.458, against 0.472-0.477 with them in a second constant buffer
+       and 0.485-0.492 in the same one after the integer weights; w = 8 0.840-0.845, against
+       0.876-0.880 and 0.850-0.854. */
+    float qf[TAPS];
+#pragma unroll
+    for (uint i = 0; i < TAPS; ++i) qf[i] = (float)q[i];
     __local float4 tile[BR * BROW];
     __local uint2 ring[BRS * RROW];
     uint lid = get_local_id(0);
