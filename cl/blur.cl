@@ -379,14 +379,18 @@ inline void band_load(__global const uint* src, uint width, uint height, uint bo
 __kernel __attribute__((reqd_work_group_size(BT, 1, 1)))
 void blur_band_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
                   uint border, __global VOUT* dst, uint xg, uint strip) {
-    /* The weights as f32 follow the integer ones in the same buffer. */
-    /* The weights as f32 in registers (exact: each is at most 65536). H200, 8192², kernel ms,
-       one call: w = 3 0.455-0.458, against 0.472-0.477 with them in a second constant buffer
-       and 0.485-0.492 in the same one after the integer weights; w = 8 0.840-0.845, against
-       0.876-0.880 and 0.850-0.854. */
+    /* The weights as f32 (exact: each is at most 65536): up to w = 16 in registers, converted
+       from the integer ones; beyond, where registers are short, from constant memory, where
+       they follow the integer ones. H200, 8192², kernel ms, registers against constant memory:
+       w = 3 0.455-0.458 / 0.485-0.492, w = 8 0.840-0.845 / 0.850-0.854 (one call), w = 12
+       1.095 / 1.227, w = 16 1.358 / 1.553, w = 20 1.933 / 1.831 (two calls). */
+#if (CLPIX_VARIANT & 0xff) <= 16
     float qf[TAPS];
 #pragma unroll
     for (uint i = 0; i < TAPS; ++i) qf[i] = (float)q[i];
+#else
+    __constant float* qf = (__constant float*)(q + TAPS);
+#endif
     __local float4 tile[BR * BROW];
     __local uint2 ring[BRS * RROW];
     uint lid = get_local_id(0);

@@ -1651,15 +1651,21 @@ fn cl_blur_u8(cl: &Arc<ClEngine>, input: ImageInput<'_>, blur: &GaussianBlur) ->
     Ok(ClOut::Buffer(dst))
 }
 
-/// The RGBA8 blur's `2w + 1` fixed-point weights on the device, written once a call (the band
-/// kernel converts them to f32 itself).
+/// The RGBA8 blur's weights on the device, in one buffer written once a call: the `2w + 1`
+/// fixed-point weights `q`, then the same values as f32 bits (exact: each is at most 65536),
+/// which the band kernel's f32 horizontal pass reads from `q + 2w + 1` beyond w = 16.
 fn fixed_weights_buffer(
     cl: &ClEngine,
     blur: &GaussianBlur,
 ) -> Result<opencl3::memory::Buffer<u32>> {
     let q = blur.weights_fixed()?;
-    let mut buf = cl.buffer::<u32>(q.len(), "blur weights")?;
-    cl.write(&mut buf, 0, &q)?;
+    let words: Vec<u32> = q
+        .iter()
+        .copied()
+        .chain(q.iter().map(|&v| (v as f32).to_bits()))
+        .collect();
+    let mut buf = cl.buffer::<u32>(words.len(), "blur weights")?;
+    cl.write(&mut buf, 0, &words)?;
     Ok(buf)
 }
 
