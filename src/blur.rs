@@ -72,7 +72,8 @@
 //! default), `CLPIX_BLUR_BAND` the band kernel's shape, `CLPIX_BLUR_CHANNELS` and
 //! `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes. A device that cannot build a
 //! per-radius kernel (or hold the band kernel's local arrays) runs the radius-built or generic
-//! passes, with the same bits.
+//! passes, with the same bits; a kernel forced by `CLPIX_BLUR_GPU` that does not build is an
+//! error instead, so that a measurement or a test never runs another kernel unnoticed.
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -1459,7 +1460,9 @@ fn finish_per_radius(
 ) -> Result<bool> {
     match launched {
         Ok(events) => cl.finish(&events).map(|()| true),
-        Err(e @ Error::KernelBuild { .. }) => {
+        // A kernel forced by CLPIX_BLUR_GPU (to measure or test it) that does not build is an
+        // error: a measurement or a test must not run another kernel unnoticed.
+        Err(e @ Error::KernelBuild { .. }) if std::env::var_os("CLPIX_BLUR_GPU").is_none() => {
             log::warn!(
                 "{what} (w = {w}) did not build on {}; the generic passes instead: {e}",
                 cl.info.name
