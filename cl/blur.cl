@@ -36,7 +36,7 @@ inline uint pack4(uint4 v) { return v.x | (v.y << 8) | (v.z << 16) | (v.w << 24)
 /* Pixel p of an RGBA8 row of `width` pixels, through the borders (0 for a zero pixel). */
 inline uint row_px(__global const uint* row, long p, uint width, uint border) {
     /* Branches, as its callers had them before: inside the row, blur_map is not evaluated
-       (in the register kernel a select cost 5-8% at w = 1 and 2 on the H200). */
+       (in the register kernel a select cost 2-8% at w = 1 and 2 on the H200). */
     if (p >= 0 && p < (long)width) return row[p];
     long s = blur_map(p, width, border);
     return s < 0 ? 0u : row[s];
@@ -382,8 +382,9 @@ void blur_band_u8(__global const uint* src, uint width, uint height, __constant 
     /* The weights as f32 (exact: each is at most 65536): up to w = 16 in registers, converted
        from the integer ones; beyond, where registers are short, from constant memory, where
        they follow the integer ones. H200, 8192², kernel ms, registers against constant memory:
-       w = 3 0.455-0.458 / 0.485-0.492, w = 8 0.840-0.845 / 0.850-0.854 (one call), w = 12
-       1.095 / 1.227, w = 16 1.358 / 1.553, w = 20 1.933 / 1.831 (two calls). */
+       w = 3 0.455-0.458 / 0.485-0.492, w = 8 0.840-0.845 / 0.850-0.854 (one call); w = 12,
+       16, 20 1.095, 1.358, 1.933 against 1.227, 1.553, 1.831 (a second constant buffer, an
+       earlier call; after the integer weights w = 20 took 1.830-1.833 in a later one). */
 #if (CLPIX_VARIANT & 0xff) <= 16
     float qf[TAPS];
 #pragma unroll
