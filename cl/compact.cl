@@ -530,7 +530,9 @@ void compact_relocate(__global const uint* px, uint n, uint wmin,
 #define RADIX 32u
 /* Pixels per work-item in a radix tile: the fixed cost of a tile (its counters, scan and
    barriers) is paid once per 16 pixels. */
+#ifndef RADIX_PER /* the host passes 8 where local memory is short (radix_per() in compact.rs) */
 #define RADIX_PER 16u
+#endif
 #define RADIX_TILE (CLPIX_WG * RADIX_PER)
 /* Counters two to a word: word (d % 16) * CLPIX_WG + l holds the counts of digits d and
    d + 16 of work-item l in its low and high halves (a tile holds fewer than 2^16 pixels, so

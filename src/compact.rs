@@ -875,6 +875,20 @@ fn tile(cl: &ClEngine) -> usize {
     }
 }
 
+/// Pixels a work-item of the GPU radix scatter ranks a tile (`RADIX_PER` in cl/compact.cl): 16,
+/// or 8 where the scatter's local memory (counters or staged tile, digits, scan, offsets:
+/// 38,144 bytes at 16 with 256 work-items, 20,736 at 8) would not fit with 1 KiB to spare, as on
+/// GPUs with 32 KiB of local memory (OpenCL's minimum, which 8 fits).
+pub(crate) fn radix_per(wg: usize, local_mem_bytes: u64) -> usize {
+    let counters = 16 * wg + 16 * wg / 16;
+    let bytes = 4 * counters.max(2 * wg * 16) + 4 * wg + 2 * 32 * 4 + wg * 16;
+    if bytes as u64 + 1024 <= local_mem_bytes {
+        16
+    } else {
+        8
+    }
+}
+
 /// Work-groups for a pass over `n` elements: on GPUs a tile per group at least (the scans of
 /// the sort's 32 × 1056 digit counts then run on 5 groups, not 2), on CPU devices ranges of
 /// 16 Ki elements at least.
@@ -1384,6 +1398,17 @@ mod tests {
             ]
         );
         assert!(hits_of(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn radix_tile_fits_local_memory() {
+        // ptxas reported 38,148 bytes of shared memory for the scatter at 16 and 256 (its
+        // local arrays, 38,144, and 4 of its own): within the 1 KiB margin.
+        assert_eq!(radix_per(256, 48 * 1024), 16);
+        assert_eq!(radix_per(256, 38_144 + 1024), 16);
+        assert_eq!(radix_per(256, 38_144 + 1023), 8);
+        assert_eq!(radix_per(256, 32 * 1024), 8);
+        assert_eq!(radix_per(128, 32 * 1024), 16);
     }
 
     #[test]

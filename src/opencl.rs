@@ -468,6 +468,12 @@ impl ClEngine {
             "-D CLPIX_WG={} -D CLPIX_CONTIGUOUS={}",
             tuning.wg, tuning.contiguous as u32
         );
+        if !contiguous {
+            let per = crate::compact::radix_per(tuning.wg, info.local_mem_bytes);
+            if per != 16 {
+                build_options.push_str(&format!(" -D RADIX_PER={per}u"));
+            }
+        }
         if info.has_extension("cl_khr_int64_base_atomics") {
             build_options.push_str(" -D CLPIX_HAS_INT64_ATOMICS=1");
         }
