@@ -875,14 +875,21 @@ fn tile(cl: &ClEngine) -> usize {
     }
 }
 
-/// Pixels a work-item of the GPU radix scatter ranks a tile (`RADIX_PER` in cl/compact.cl): 16,
-/// or 8 where the scatter's local memory (counters or staged tile, digits, scan, offsets:
-/// 38,144 bytes at 16 with 256 work-items, 20,736 at 8) would not fit with 1 KiB to spare, as on
-/// GPUs with 32 KiB of local memory (OpenCL's minimum, which 8 fits).
-pub(crate) fn radix_per(wg: usize, local_mem_bytes: u64) -> usize {
+/// Bytes of the GPU radix scatter's local memory (`RadixLocal` in cl/compact.cl) with `wg`
+/// work-items of `per` pixels each: the counters (16 words a work-item, one of padding every 16)
+/// or the staged tile (pixels and indices), whichever is larger, the scan, two offsets a digit
+/// and a byte of digit a staged pixel.
+fn radix_local_bytes(wg: usize, per: usize) -> usize {
     let counters = 16 * wg + 16 * wg / 16;
-    let bytes = 4 * counters.max(2 * wg * 16) + 4 * wg + 2 * 32 * 4 + wg * 16;
-    if bytes as u64 + 1024 <= local_mem_bytes {
+    4 * counters.max(2 * wg * per) + 4 * wg + 2 * 32 * 4 + wg * per
+}
+
+/// Pixels a work-item of the GPU radix scatter ranks a tile (`RADIX_PER` in cl/compact.cl): 16,
+/// or 8 where the scatter's local memory (38,144 bytes at 16 with 256 work-items, 20,736 at 8)
+/// would not fit with 1 KiB to spare, as on GPUs with 32 KiB of local memory (OpenCL's minimum,
+/// which 8 fits).
+pub(crate) fn radix_per(wg: usize, local_mem_bytes: u64) -> usize {
+    if radix_local_bytes(wg, 16) as u64 + 1024 <= local_mem_bytes {
         16
     } else {
         8
@@ -1398,6 +1405,22 @@ mod tests {
             ]
         );
         assert!(hits_of(Vec::new()).is_empty());
+    }
+
+    /// The radix scatter's local memory on each device is what `radix_local_bytes` plans, on
+    /// which `radix_per` chooses the tile.
+    #[test]
+    fn radix_scatter_local_memory_is_as_planned() {
+        ClEngine::assert_local_bytes_as_planned(|cl| {
+            let per = radix_per(cl.tuning.wg, cl.info.local_mem_bytes);
+            let planned = radix_local_bytes(cl.tuning.wg, per) as u64;
+            vec![(
+                format!("the radix scatter, {per} pixels a work-item"),
+                ("compact", 0),
+                "radix_scatter",
+                planned,
+            )]
+        });
     }
 
     #[test]

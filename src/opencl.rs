@@ -1120,6 +1120,44 @@ impl ClEngine {
         k.get_local_mem_size(self.device_id as cl_device_id)
             .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))
     }
+
+    /// Checks, on every device in the GPU layout, that kernels take the local memory the host
+    /// plans for them (the host sizes their tiles on that figure, with 1 KiB of margin). `plans`
+    /// lists, for an engine, each kernel as (description, (program, variant), kernel, planned
+    /// bytes). A device that reports 0 (PoCL 5.0, for kernels declaring tens of KiB) is skipped
+    /// with a message; where a device is required (`CLPIX_REQUIRE_OPENCL`) one must have been
+    /// checked (PoCL 3.1 in CI reports the figure).
+    pub(crate) fn assert_local_bytes_as_planned(
+        plans: impl Fn(&ClEngine) -> Vec<(String, (&'static str, u32), &'static str, u64)>,
+    ) {
+        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        let devices = match crate::devices() {
+            Ok(d) => d,
+            Err(e) if required => panic!("OpenCL required: {e}"),
+            Err(_) => return,
+        };
+        let mut checked = 0;
+        for d in &devices {
+            let cl = ClEngine::open(d, None, crate::KernelLayout::Coalesced).unwrap();
+            for (what, program, kernel, planned) in plans(&cl) {
+                let bytes = cl.kernel_local_bytes(program, kernel).unwrap();
+                if bytes == 0 {
+                    eprintln!("{}: reports 0 local bytes for {what}: not checked", d.name);
+                    continue;
+                }
+                assert!(
+                    (planned..=planned + 1024).contains(&bytes),
+                    "{}: {what}: {bytes} bytes, planned {planned}",
+                    d.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(
+            !required || checked > 0,
+            "no device reported its local memory"
+        );
+    }
 }
 
 #[cfg(test)]
