@@ -547,9 +547,11 @@ void compact_relocate(__global const uint* px, uint n, uint wmin,
 /* The counters, then the staged tile (pixels and indices), in the same local memory. */
 #define RADIX_POOL (PC_WORDS > 2u * RADIX_TILE ? PC_WORDS : 2u * RADIX_TILE)
 
-inline uint radix_digit(uint p, uint shift) {
-    return ((CLPIX_MAX_LUMA - clpix_luma(p)) >> shift) & (RADIX - 1u);
+/* The digit of a pixel whose weighted sum is s (the scatter has s already), and of pixel p. */
+inline uint radix_digit_of_wsum(uint s, uint shift) {
+    return ((CLPIX_MAX_LUMA - clpix_luma_of_wsum(s)) >> shift) & (RADIX - 1u);
 }
+inline uint radix_digit(uint p, uint shift) { return radix_digit_of_wsum(clpix_wsum(p), shift); }
 
 /* Histogram copies per work-group, so that one digit's increments spread over addresses;
    copies RHIST_STRIDE words apart, RADIX + 1 so that they spread over banks too (H200:
@@ -585,11 +587,6 @@ void radix_hist(__global const uint* px, uint n, uint wmin, uint shift, __global
 /* flags of radix_scatter */
 #define RADIX_WITH_IDX 1u /* write out_idx */
 #define RADIX_SRC_IDX 2u  /* indices come from src_idx (pass 2); else the scan position */
-
-/* The digit of a pixel whose weighted sum is s. */
-inline uint radix_digit_of_wsum(uint s, uint shift) {
-    return ((CLPIX_MAX_LUMA - clpix_luma_of_wsum(s)) >> shift) & (RADIX - 1u);
-}
 
 /* The local memory of a radix scatter work-group. */
 typedef struct {
@@ -715,7 +712,6 @@ inline void radix_scatter_tiles(__global const uint* px, __global const uint* sr
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
-
 
 /* Pixels only (the compacted image): both passes. */
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
