@@ -18,6 +18,8 @@
  *   compact_relocate   after scan_groups(counts): each group writes its kept pixels from
  *                      offset counts[g] in scan order, staged through local memory so that the
  *                      writes are coalesced; out_idx (if with_idx) gets the part-local index.
+ *   NVIDIA GPUs: compact_count_warps and compact_relocate_warps instead (program variant 1, at
+ *   the end of this file): a segment a warp, ranked with warp ballots, no scan kernel.
  * Sorted compaction (bins b = 1023 - L for L > threshold, b < nbins, so that ascending b is
  * descending L). CPU devices: a stable counting sort by luminance,
  *   compact_hist       ghist[b * G + g] = kept pixels of bin b in group g's range
@@ -401,23 +403,22 @@ void scan_apply(__global const uint* src, uint n, __global uint* dst, __global c
     }
 }
 
-/* The 4 pixels of this work-item in the compaction tile at t and whether each is kept. */
-inline uint load4(__global const uint* px, uint t, uint e, uint wmin, uint4* p) {
-    uint first = t + get_local_id(0) * 4;
-    uint4 v;
-    if (t + CTILE <= e) {
-        v = ((__global const uint4*)px)[first >> 2];
+/* The 4 pixels at i (i a multiple of 4) and which of them are kept (bit k: pixel i + k), 0 at
+   and beyond e. */
+inline uint load4_kept(__global const uint* px, uint i, uint e, uint wmin, uint4* v) {
+    uint4 p;
+    if (i + 4 <= e) {
+        p = ((__global const uint4*)px)[i >> 2];
     } else {
-        v.x = first < e ? px[first] : 0u;
-        v.y = first + 1 < e ? px[first + 1] : 0u;
-        v.z = first + 2 < e ? px[first + 2] : 0u;
-        v.w = first + 3 < e ? px[first + 3] : 0u;
+        p.x = i < e ? px[i] : 0u;
+        p.y = i + 1 < e ? px[i + 1] : 0u;
+        p.z = i + 2 < e ? px[i + 2] : 0u;
+        p.w = i + 3 < e ? px[i + 3] : 0u;
     }
-    *p = v;
-    uint4 w = clpix_wsum4(v);
-    uint m = (w.x >= wmin && first < e ? 1u : 0u) | (w.y >= wmin && first + 1 < e ? 2u : 0u) |
-             (w.z >= wmin && first + 2 < e ? 4u : 0u) | (w.w >= wmin && first + 3 < e ? 8u : 0u);
-    return m;
+    *v = p;
+    uint4 s = clpix_wsum4(p);
+    return (s.x >= wmin && i < e ? 1u : 0u) | (s.y >= wmin && i + 1 < e ? 2u : 0u) |
+           (s.z >= wmin && i + 2 < e ? 4u : 0u) | (s.w >= wmin && i + 3 < e ? 8u : 0u);
 }
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
@@ -570,7 +571,7 @@ void radix_hist(__global const uint* px, uint n, uint wmin, uint shift, __global
     __local uint* mine = h + (lid % RHIST_COPIES) * RHIST_STRIDE;
     for (uint t = b; t < e; t += CTILE) {
         uint4 p;
-        uint m = load4(px, t, e, wmin, &p);
+        uint m = load4_kept(px, t + get_local_id(0) * 4, e, wmin, &p);
         if (m & 1u) atomic_inc(&mine[radix_digit(p.x, shift)]);
         if (m & 2u) atomic_inc(&mine[radix_digit(p.y, shift)]);
         if (m & 4u) atomic_inc(&mine[radix_digit(p.z, shift)]);
@@ -733,3 +734,181 @@ void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx
 }
 
 #endif
+
+#if defined(CLPIX_VARIANT) && CLPIX_VARIANT == 1 && !CLPIX_CONTIGUOUS
+/* ---- Scan-order compaction on NVIDIA GPUs (compute capability 7.0 and later; the host builds
+ * this variant there and falls back to compact_count / compact_relocate where it does not
+ * build). Group g's range is cut into WARPS segments, one a warp; each warp compacts its own
+ * segment, ranking its pixels with ballots (PTX's vote.sync, through inline assembly, which
+ * NVIDIA's OpenCL compiler takes), so the relocation has no work-group barrier at all, where
+ * compact_relocate pays a 17-barrier work-group scan every 2048 pixels. No scan kernel either:
+ *   compact_count_warps     counts[g] = kept pixels of group g, seg[g * WARPS + w] = of its
+ *                           segment w
+ *   compact_relocate_warps  group g sums counts[0..g) itself; warp w writes its segment's
+ *                           kept pixels in scan order from there + the counts of segments
+ *                           0..w-1 of its group; the last group writes the total at counts[G].
+ * H200, compacted_image of 8192x8192 at threshold 512, kernel time: 0.209-0.217 ms against
+ * 0.234-0.244 for compact_count + scan_groups + compact_relocate in the same calls (CUB
+ * DeviceSelect::If 0.173-0.177 ms). The image is still read twice (count, then relocate):
+ * even at the copy's bandwidth the two kernels would take about 0.17 ms, CUB's time.
+ */
+#define WARP 32u
+#define WARPS (CLPIX_WG / WARP)
+/* A round: the warp's 32 lanes load 4 consecutive pixels each (one 16-byte load). */
+#define WROUND (4u * WARP)
+/* Rounds a warp loads before it ranks them: 2 for pixels (H200, compacted_image: 0.211-0.219
+   ms, against 0.217-0.231 with 4 rounds and 0.236-0.237 with 8), 4 with indices (compact:
+   0.267-0.271 ms, against 0.292-0.295 with 2). Loading the next rounds before ranking these
+   was slower (0.224-0.231). Each round's kept pixels are staged in the warp's slice of local
+   memory and written out lane by lane (each lane writing its own kept pixels: 0.244-0.247). */
+#define WR_UNROLL_MAX 4u
+
+#ifndef CLPIX_WARP_EMULATED
+#define CLPIX_WARP_EMULATED 0
+#endif
+#if CLPIX_WARP_EMULATED
+/* The intrinsics through local memory and barriers (-D CLPIX_WARP_EMULATED=1): slow, but on
+ * any device, so that a test runs this variant's logic on PoCL, which has no PTX. Every call
+ * is made by all work-items of the group alike, as barriers need. xch holds CLPIX_WG words. */
+#define XCH_WORDS CLPIX_WG
+inline uint nv_ballot(uint pred, __local uint* xch) {
+    uint lid = get_local_id(0), base = lid - lid % WARP, r = 0;
+    xch[lid] = pred != 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint l = 0; l < WARP; ++l) r |= xch[base + l] << l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+inline void nv_syncwarp(void) { barrier(CLK_LOCAL_MEM_FENCE); }
+#else
+#define XCH_WORDS 1u
+/* The lanes whose pred is not 0 (all 32 lanes take part). */
+inline uint nv_ballot(uint pred, __local uint* xch) {
+    uint r;
+    __asm__("{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.ballot.b32 %0, p, 0xffffffff; }"
+            : "=r"(r) : "r"(pred));
+    return r;
+}
+/* The warp's local-memory writes before it are seen by its lanes' reads after it. */
+inline void nv_syncwarp(void) { __asm__ __volatile__("bar.warp.sync 0xffffffff;" ::: "memory"); }
+#endif
+
+/* Rounds whose loads the count has in flight at once (1 and 4 were no faster on the H200). */
+#define WC_INFLIGHT 2u
+
+/* Segment w of group g: [*first, *e), in rounds of WROUND pixels. Returns the rounds, a
+ * multiple of TILE / WARPS / WROUND = 8 (the same for every warp of the grid: the emulated
+ * intrinsics need the whole group in step), those at or beyond *e empty. */
+inline uint warp_segment(uint n, uint g, uint G, uint w, uint* first, uint* e) {
+    ulong per = ((ulong)n + G - 1) / G;
+    per = (per + TILE - 1) / TILE * TILE;
+    ulong s = per / WARPS;
+    *first = (uint)min((ulong)n, (ulong)g * per + w * s);
+    *e = (uint)min((ulong)n, (ulong)g * per + (w + 1) * s);
+    return (uint)(s / WROUND);
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void compact_count_warps(__global const uint* px, uint n, uint wmin, __global uint* counts,
+                         __global uint* seg) {
+    __local uint sh[CLPIX_WG];
+    __local uint seg_sums[WARPS];
+    uint lid = get_local_id(0), lane = lid % WARP, w = lid / WARP;
+    uint g = get_group_id(0), first, e;
+    uint rounds = warp_segment(n, g, get_num_groups(0), w, &first, &e);
+    uint c = 0;
+    first += lane * 4;
+    /* WC_INFLIGHT rounds' loads in flight (rounds is a multiple of 8). */
+    for (uint k = 0; k < rounds; k += WC_INFLIGHT) {
+        uint4 v[WC_INFLIGHT];
+        uint m[WC_INFLIGHT];
+        for (uint u = 0; u < WC_INFLIGHT; ++u)
+            m[u] = load4_kept(px, first + (k + u) * WROUND, e, wmin, &v[u]);
+        for (uint u = 0; u < WC_INFLIGHT; ++u) c += popcount(m[u]);
+    }
+    sh[lid] = c;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < WARPS) {
+        uint s = 0;
+        for (uint l = 0; l < WARP; ++l) s += sh[lid * WARP + l];
+        seg[g * WARPS + lid] = s;
+        seg_sums[lid] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        uint s = 0;
+        for (uint k = 0; k < WARPS; ++k) s += seg_sums[k];
+        counts[g] = s;
+    }
+}
+
+/* This warp's rounds, its kept pixels written from its offset on. `with_idx` is a constant
+   at each call (see relocate_tiles). st_px and st_idx hold WROUND words for this warp. */
+inline void relocate_warp(__global const uint* px, uint n, uint wmin, __global uint* counts,
+                          __global const uint* seg, const uint with_idx,
+                          __global uint* out_idx, __global uint* out_px, __local uint* st_px,
+                          __local uint* st_idx, __local uint* xch, __local uint* xsum) {
+    uint lid = get_local_id(0), lane = lid % WARP, w = lid / WARP;
+    uint g = get_group_id(0), first, e;
+    uint rounds = warp_segment(n, g, get_num_groups(0), w, &first, &e);
+    first += lane * 4;
+    /* The group sums the counts of the groups before it itself (at most a few KiB, from L2),
+       so no scan kernel runs between the two (H200: 0.207 ms against 0.217-0.219 with
+       scan_groups), and the last group writes the total at counts[G]. */
+    uint G = get_num_groups(0), s = 0;
+    for (uint k = lid; k < g; k += CLPIX_WG) s += counts[k];
+    uint run = wg_sum(s, xsum);
+    if (g == G - 1 && lid == 0) counts[G] = run + counts[g];
+    for (uint k = 0; k < w; ++k) run += seg[g * WARPS + k];
+    uint below = (1u << lane) - 1u; /* the lanes before this one */
+    const uint unroll = with_idx ? 4u : 2u; /* rounds is a multiple of both */
+    uint4 v[WR_UNROLL_MAX];
+    uint m[WR_UNROLL_MAX];
+    for (uint k = 0; k < rounds; k += unroll) {
+        for (uint u = 0; u < unroll; ++u)
+            m[u] = load4_kept(px, first + (k + u) * WROUND, e, wmin, &v[u]);
+        for (uint u = 0; u < unroll; ++u) {
+            uint at = first + (k + u) * WROUND;
+            /* Pixel j of each lane is kept in the lanes of ballot j: the kept pixels before
+               this lane's are those of the lanes before it, and this lane's before j. */
+            uint b0 = nv_ballot(m[u] & 1u, xch), b1 = nv_ballot(m[u] & 2u, xch);
+            uint b2 = nv_ballot(m[u] & 4u, xch), b3 = nv_ballot(m[u] & 8u, xch);
+            uint x = popcount(b0 & below) + popcount(b1 & below) + popcount(b2 & below) +
+                     popcount(b3 & below);
+            uint total = popcount(b0) + popcount(b1) + popcount(b2) + popcount(b3);
+            uint p[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+            for (uint j = 0; j < 4; ++j) {
+                if (m[u] & (1u << j)) {
+                    st_px[x] = p[j];
+                    if (with_idx) st_idx[x] = at + j;
+                    ++x;
+                }
+            }
+            nv_syncwarp();
+            for (uint j = lane; j < total; j += WARP) {
+                out_px[run + j] = st_px[j];
+                if (with_idx) out_idx[run + j] = st_idx[j];
+            }
+            nv_syncwarp();
+            run += total;
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void compact_relocate_warps(__global const uint* px, uint n, uint wmin, __global uint* counts,
+                            __global const uint* seg, uint with_idx,
+                            __global uint* out_idx, __global uint* out_px) {
+    __local uint xch[XCH_WORDS];
+    __local uint xsum[CLPIX_WG];
+    __local uint st_px[WARPS * WROUND];
+    __local uint st_idx[WARPS * WROUND];
+    uint w = get_local_id(0) / WARP;
+    __local uint* sp = st_px + w * WROUND;
+    __local uint* si = st_idx + w * WROUND;
+    if (with_idx)
+        relocate_warp(px, n, wmin, counts, seg, 1u, out_idx, out_px, sp, si, xch, xsum);
+    else
+        relocate_warp(px, n, wmin, counts, seg, 0u, out_idx, out_px, sp, si, xch, xsum);
+}
+#endif /* CLPIX_VARIANT == 1 */
