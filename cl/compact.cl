@@ -15,11 +15,13 @@
  *
  * Compaction of image pixels (kept: wsum >= wmin, which is exactly L > threshold):
  *   compact_count      counts[g] = kept pixels in group g's range
- *   compact_relocate   after scan_groups(counts): each group writes its kept pixels from
- *                      offset counts[g] in scan order, staged through local memory so that the
- *                      writes are coalesced; out_idx (if with_idx) gets the part-local index.
+ *   compact_relocate   each group writes its kept pixels in scan order from its offset: on
+ *                      CPU devices counts[g] after scan_groups(counts); on GPUs the sum of
+ *                      counts[0..g), which the group adds up itself (group_offset: no scan
+ *                      kernel). Staged through local memory so that the writes are coalesced;
+ *                      out_idx (if with_idx) gets the part-local index.
  *   NVIDIA GPUs: compact_count_warps and compact_relocate_warps instead (program variant 1, at
- *   the end of this file): a segment a warp, ranked with warp ballots, no scan kernel.
+ *   the end of this file): a segment a warp, ranked with warp ballots, no barrier.
  * Sorted compaction (bins b = 1023 - L for L > threshold, b < nbins, so that ascending b is
  * descending L). CPU devices: a stable counting sort by luminance,
  *   compact_hist       ghist[b * G + g] = kept pixels of bin b in group g's range
@@ -287,6 +289,18 @@ inline uint wg_sum(uint v, __local uint* sh) {
     return t;
 }
 
+/* The kept pixels of the groups before this one, summed from the unscanned counts[] (at most a
+ * few KiB, from L2), so that no scan kernel runs between the count and the relocation (H200,
+ * warp relocation: compacted_image 0.207 ms against 0.217-0.219 with scan_groups between);
+ * the last group writes the total at counts[G]. sh holds CLPIX_WG words. */
+inline uint group_offset(__global uint* counts, __local uint* sh) {
+    uint g = get_group_id(0), G = get_num_groups(0), s = 0;
+    for (uint k = get_local_id(0); k < g; k += CLPIX_WG) s += counts[k];
+    uint run = wg_sum(s, sh);
+    if (g == G - 1 && get_local_id(0) == 0) counts[G] = run + counts[g];
+    return run;
+}
+
 /* Exclusive scans of SCAN_CHUNKS values per work-item across the work-group, chunk by chunk
  * (sh holds SCAN_CHUNKS * CLPIX_WG uints); total[c] gets chunk c's sum. Ends with a barrier. */
 inline void wg_scan_chunks(const uint* v, __local uint* sh, uint* excl, uint* total) {
@@ -470,14 +484,14 @@ inline void load_run(__global const uint* src, uint t, uint e, uint per, uint* v
 /* Group g's tiles, its kept pixels written from offsets[g] on. `with_idx` is a constant where
    compact_relocate calls it, so that the pixels-only copy has no index stores (H200, one call:
    compacted_image 0.224 ms, against 0.239-0.241 with the flag read in the loop). */
-inline void relocate_tiles(__global const uint* px, uint n, uint wmin,
-                           __global const uint* offsets, const uint with_idx,
+inline void relocate_tiles(__global const uint* px, uint n, uint wmin, __global uint* counts,
+                           const uint with_idx,
                            __global uint* out_idx, __global uint* out_px, __local uint* sh,
                            __local uint* st_px, __local uint* st_idx) {
     uint g = get_group_id(0), b, e;
     group_range(n, g, get_num_groups(0), &b, &e);
     uint lid = get_local_id(0);
-    uint run = offsets[g];
+    uint run = group_offset(counts, sh);
     for (uint t = b; t < e; t += RTILE) {
         uint first = t + lid * RELOC_PER;
         uint v[RELOC_PER];
@@ -507,16 +521,15 @@ inline void relocate_tiles(__global const uint* px, uint n, uint wmin,
 }
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
-void compact_relocate(__global const uint* px, uint n, uint wmin,
-                      __global const uint* offsets, uint with_idx,
-                      __global uint* out_idx, __global uint* out_px) {
+void compact_relocate(__global const uint* px, uint n, uint wmin, __global uint* counts,
+                      uint with_idx, __global uint* out_idx, __global uint* out_px) {
     __local uint sh[CLPIX_WG];
     __local uint st_px[RTILE];
     __local uint st_idx[RTILE];
     if (with_idx)
-        relocate_tiles(px, n, wmin, offsets, 1u, out_idx, out_px, sh, st_px, st_idx);
+        relocate_tiles(px, n, wmin, counts, 1u, out_idx, out_px, sh, st_px, st_idx);
     else
-        relocate_tiles(px, n, wmin, offsets, 0u, out_idx, out_px, sh, st_px, st_idx);
+        relocate_tiles(px, n, wmin, counts, 0u, out_idx, out_px, sh, st_px, st_idx);
 }
 
 /* ---- Sorted compaction on GPUs: two stable LSD radix passes of 5 bits.
@@ -747,9 +760,9 @@ void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx
  *   compact_relocate_warps  group g sums counts[0..g) itself; warp w writes its segment's
  *                           kept pixels in scan order from there + the counts of segments
  *                           0..w-1 of its group; the last group writes the total at counts[G].
- * H200, compacted_image of 8192x8192 at threshold 512, kernel time: 0.209-0.217 ms against
- * 0.234-0.244 for compact_count + scan_groups + compact_relocate in the same calls (CUB
- * DeviceSelect::If 0.173-0.177 ms). The image is still read twice (count, then relocate):
+ * H200, compacted_image of 8192x8192 at threshold 512, kernel time: 0.207-0.217 ms against
+ * 0.229-0.231 for compact_count + compact_relocate (0.234-0.244 with scan_groups between) in
+ * the same calls (CUB DeviceSelect::If 0.172-0.177 ms). The image is still read twice (count, then relocate):
  * even at the copy's bandwidth the two kernels would take about 0.17 ms, CUB's time.
  * The radix passes written the same way, a segment a warp with each pixel stored straight to
  * its digit's place (ballots of the digit's 5 bits rank it, lane d holds digit d's offset),
@@ -860,13 +873,7 @@ inline void relocate_warp(__global const uint* px, uint n, uint wmin, __global u
     uint g = get_group_id(0), first, e;
     uint rounds = warp_segment(n, g, get_num_groups(0), w, &first, &e);
     first += lane * 4;
-    /* The group sums the counts of the groups before it itself (at most a few KiB, from L2),
-       so no scan kernel runs between the two (H200: 0.207 ms against 0.217-0.219 with
-       scan_groups), and the last group writes the total at counts[G]. */
-    uint G = get_num_groups(0), s = 0;
-    for (uint k = lid; k < g; k += CLPIX_WG) s += counts[k];
-    uint run = wg_sum(s, xsum);
-    if (g == G - 1 && lid == 0) counts[G] = run + counts[g];
+    uint run = group_offset(counts, xsum);
     for (uint k = 0; k < w; ++k) run += seg[g * WARPS + k];
     uint below = (1u << lane) - 1u; /* the lanes before this one */
     const uint unroll = with_idx ? 4u : 2u; /* rounds is a multiple of both */

@@ -24,13 +24,14 @@
 //!   counts its kept pixels per luminance, the counts are scanned in the order (L descending,
 //!   piece), and each piece writes its pixels to their bins.
 //! - **OpenCL** (`cl/compact.cl`): (1) each work-group counts the kept pixels of its contiguous
-//!   range; (2) exclusive scan of the group counts; (3) each group relocates its kept pixels in
-//!   tiles, staged through local memory and written out coalesced. On NVIDIA GPUs (the
+//!   range; (2) exclusive scan of the group counts (on GPUs each group of the relocation adds up
+//!   the counts before its own instead, which saves a kernel); (3) each group relocates its kept
+//!   pixels in tiles, staged through local memory and written out coalesced. On NVIDIA GPUs (the
 //!   `compact` program variant 1, where it builds; `CLPIX_COMPACT_RELOCATE=group|warp` forces
 //!   one) each warp counts and relocates its own segment of the group's range, ranking with
 //!   warp ballots in inline PTX, with no work-group barrier, and the relocation sums the counts
-//!   of the groups before its own, so no scan kernel runs: on the H200, 0.209–0.217 ms for an
-//!   8192² compacted image against 0.234–0.244 for the portable kernels (CUB 0.173–0.177:
+//!   of the groups before its own, so no scan kernel runs: on the H200, 0.207–0.217 ms for an
+//!   8192² compacted image against 0.229–0.231 for the portable kernels (CUB 0.172–0.177:
 //!   reading the image twice, count then relocate, keeps us short of it). A GPU sorts in two stable
 //!   LSD radix passes of 5 bits of the bin `1023 - L` (pass 1 reads the image and keeps, pass
 //!   2 reads pass 1's output): per pass a digit histogram per group, a scan of the
@@ -1171,8 +1172,20 @@ fn warp_relocation(cl: &ClEngine) -> Result<bool> {
             false => Ok(false),
         };
     }
-    if !forced && !cl.info.platform.contains("NVIDIA") {
-        return Ok(false);
+    if !cl.info.platform.contains("NVIDIA") {
+        // Their PTX is for NVIDIA's compiler: another may build it into wrong code (PoCL 3.1
+        // did) or abort the process (PoCL 5's LLVM did). The emulated intrinsics run anywhere.
+        if forced && !cl.build_options.contains("CLPIX_WARP_EMULATED=1") {
+            return Err(Error::InvalidEnvironment {
+                var: "CLPIX_COMPACT_RELOCATE",
+                value: "warp".into(),
+                expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
+                           -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+            });
+        }
+        if !forced {
+            return Ok(false);
+        }
     }
     match cl.program_variant("compact", WARP_RELOCATION) {
         Ok(_) => Ok(true),
@@ -1332,13 +1345,16 @@ fn cl_compact(
                     g * wg,
                     wg,
                 )?);
-                events.push(cl.launch(
-                    "compact",
-                    "scan_groups",
-                    &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
-                    wg,
-                    wg,
-                )?);
+                if cl.tuning.contiguous {
+                    // GPUs' relocation sums the counts before its group itself (group_offset).
+                    events.push(cl.launch(
+                        "compact",
+                        "scan_groups",
+                        &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
+                        wg,
+                        wg,
+                    )?);
+                }
                 events.push(relocate(
                     "compact_relocate",
                     "compact_relocate_hits",

@@ -380,7 +380,7 @@ pub(crate) struct ClEngine {
     context: Context,
     queue: CommandQueue,
     pub tuning: Tuning,
-    build_options: String,
+    pub(crate) build_options: String,
     kernel_dir: Option<PathBuf>,
     /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
     serialize_kernels: bool,
