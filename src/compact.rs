@@ -1244,9 +1244,13 @@ fn cl_compact(
         let (idx_count, out_idx) =
             cl.take_scratch("compacted indices", if with_idx { n } else { 1 })?;
         let (n32, wg) = (n as u32, cl.tuning.wg);
-        // Launches the relocation `plain`, or `hits` for PixelHits (which take the part's
-        // place in the image instead of an index buffer), after the arguments `args`.
-        let relocate = |plain: &'static str, hits: &'static str, mut args: Vec<Arg>, g: usize| {
+        // Launches the relocation `plain` of the program variant `variant`, or `hits` for
+        // PixelHits (which take the part's place in the image instead of an index buffer),
+        // after the arguments `args`.
+        let relocate = |variant: u32,
+                        (plain, hits): (&'static str, &'static str),
+                        mut args: Vec<Arg>,
+                        g: usize| {
             let kernel = if kept == KeptAs::Hits {
                 args.extend([
                     Arg::U32(range.cols),
@@ -1263,7 +1267,7 @@ fn cl_compact(
                 ]);
                 plain
             };
-            cl.launch("compact", kernel, &args, g * wg, wg)
+            cl.launch_variant(("compact", variant), kernel, &args, g * wg, wg)
         };
         let m = if sorted && !cl.tuning.contiguous {
             cl_radix_sorted(cl, buf, n, wmin, with_idx, &out_idx, &out_px, &mut events)?
@@ -1281,8 +1285,8 @@ fn cl_compact(
                     &mut events,
                 )?;
                 events.push(relocate(
-                    "compact_scatter",
-                    "compact_scatter_hits",
+                    0,
+                    ("compact_scatter", "compact_scatter_hits"),
                     vec![
                         Arg::buf(buf),
                         Arg::U32(n32),
@@ -1293,58 +1297,37 @@ fn cl_compact(
                     g,
                 )?);
                 (sums, sg)
-            } else if kept != KeptAs::Hits && warp_relocation(cl)? {
-                // A segment a warp, and the relocation sums the counts of the groups before
-                // its own: no scan kernel between the two.
-                let g = groups_for(cl, n);
-                let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
-                let seg = cl.buffer::<u32>(g * (wg / 32), "kept pixels per warp segment")?;
-                let variant = ("compact", WARP_RELOCATION);
-                events.push(cl.launch_variant(
-                    variant,
-                    "compact_count_warps",
-                    &[
-                        Arg::buf(buf),
-                        Arg::U32(n32),
-                        Arg::U32(wmin),
-                        Arg::buf(&counts),
-                        Arg::buf(&seg),
-                    ],
-                    g * wg,
-                    wg,
-                )?);
-                events.push(cl.launch_variant(
-                    variant,
-                    "compact_relocate_warps",
-                    &[
-                        Arg::buf(buf),
-                        Arg::U32(n32),
-                        Arg::U32(wmin),
-                        Arg::buf(&counts),
-                        Arg::buf(&seg),
-                        Arg::U32(with_idx as u32),
-                        Arg::buf(&out_idx),
-                        Arg::buf(&out_px),
-                    ],
-                    g * wg,
-                    wg,
-                )?);
-                (counts, g)
             } else {
+                // NVIDIA GPUs: a segment a warp (WARP_RELOCATION, which also counts per
+                // segment); elsewhere a range a work-group.
+                let warps = kept != KeptAs::Hits && warp_relocation(cl)?;
                 let g = groups_for(cl, n);
                 let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
-                events.push(cl.launch(
-                    "compact",
-                    "compact_count",
-                    &[
-                        Arg::buf(buf),
-                        Arg::U32(n32),
-                        Arg::U32(wmin),
-                        Arg::buf(&counts),
-                    ],
-                    g * wg,
-                    wg,
-                )?);
+                let seg = match warps {
+                    true => Some(cl.buffer::<u32>(g * (wg / 32), "kept pixels per warp segment")?),
+                    false => None,
+                };
+                let (variant, count, relocation) = match warps {
+                    true => (
+                        WARP_RELOCATION,
+                        "compact_count_warps",
+                        ("compact_relocate_warps", "compact_relocate_hits"),
+                    ),
+                    false => (
+                        0,
+                        "compact_count",
+                        ("compact_relocate", "compact_relocate_hits"),
+                    ),
+                };
+                // The arguments the count and the relocation share.
+                let mut args = vec![
+                    Arg::buf(buf),
+                    Arg::U32(n32),
+                    Arg::U32(wmin),
+                    Arg::buf(&counts),
+                ];
+                args.extend(seg.as_ref().map(Arg::buf));
+                events.push(cl.launch_variant(("compact", variant), count, &args, g * wg, wg)?);
                 if cl.tuning.contiguous {
                     // GPUs' relocation sums the counts before its group itself (group_offset).
                     events.push(cl.launch(
@@ -1355,17 +1338,7 @@ fn cl_compact(
                         wg,
                     )?);
                 }
-                events.push(relocate(
-                    "compact_relocate",
-                    "compact_relocate_hits",
-                    vec![
-                        Arg::buf(buf),
-                        Arg::U32(n32),
-                        Arg::U32(wmin),
-                        Arg::buf(&counts),
-                    ],
-                    g,
-                )?);
+                events.push(relocate(variant, relocation, args, g)?);
                 (counts, g)
             };
             let mut total = [0u32];
