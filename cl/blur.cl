@@ -323,6 +323,491 @@ void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint*
         }
     }
 }
+#if (CLPIX_VARIANT >> 28) & 1 /* the vertical pass on NVIDIA's tensor cores */
+/* The vertical pass as integer matrix products on NVIDIA's tensor cores (mma.sync m16n8k32 on
+   u8, compute capability 8.0 and later, through inline PTX), exact: a warp owns 8 pixels of a
+   strip of rows and computes 16 output rows at a time, for each channel, as the product of a
+   16 x 32 band of the weights (A, the same for every block) with 32 intermediate rows of the
+   8 pixels (B). The weights and the intermediate values are 16-bit, so each is split into its
+   high and low bytes: v = 2^16 sum qh th + 2^8 (sum qh tl + sum ql th) + sum ql tl, each sum
+   exact in 32 bits (below 2^22), and v as the SPEC's sum modulo 2^32, which is v itself.
+   The input rows come in halves of 16: a block of output rows reads the NH halves around it,
+   in chunks of two (an odd last one alone, by the k16 instruction); each thread keeps the
+   halves' bytes in a sliding window of registers, so each intermediate row is loaded once. */
+#define ML ((W + 15u) / 16u) /* halves before (and after) an output block */
+#define NH (2u * ML + 1u)     /* halves a block reads */
+#define NK ((NH + 1u) / 2u)   /* chunks of 32 rows */
+
+#if CLPIX_WARP_EMULATED
+/* The instruction's result for devices without it (the tests): each lane publishes its A
+   fragments once (xa: NK chunks, 2 planes, 4 words) and its window of B fragments once a
+   block (xw: NH halves, 4 channels, 2 planes), then computes its four elements of D = A B + C
+   from the other lanes' words, decoded as the instruction lays them out. Barriers only
+   between blocks (PoCL 3.1 miscompiled a version with two barriers an instruction). */
+#define VM_XA(lane, c, p, r) xa[(((lane) * NK + (c)) * 2u + (p)) * 4u + (r)]
+#define VM_XW(lane, s, ch, p) xw[(((lane) * NH + (s)) * 4u + (ch)) * 2u + (p)]
+inline int4 mma_u8_emulated(__local const uint* xa, __local const uint* xw, uint lane, uint c,
+                            uint pa, uint s0, uint s1, bool two, uint pb, uint ch, int4 d) {
+    uint g = lane >> 2, tq = lane & 3u;
+    for (uint k = 0; k < 32u; ++k) {
+        uint sh = (k & 3u) * 8u;
+        uint quad = (k & 15u) >> 2; /* the lane of a group holding column (row) k */
+        uint hi = k >> 4;           /* the second register pair of A, the second of B */
+        if (hi == 1u && !two) continue;
+        uint s = hi ? s1 : s0;
+        int a0 = (int)((VM_XA(g * 4u + quad, c, pa, 2u * hi) >> sh) & 0xffu);      /* row g */
+        int a1 = (int)((VM_XA(g * 4u + quad, c, pa, 2u * hi + 1u) >> sh) & 0xffu); /* g + 8 */
+        int b0 = (int)((VM_XW((2u * tq) * 4u + quad, s, ch, pb) >> sh) & 0xffu); /* col 2 tq */
+        int b1 = (int)((VM_XW((2u * tq + 1u) * 4u + quad, s, ch, pb) >> sh) & 0xffu);
+        d += (int4)(a0 * b0, a0 * b1, a1 * b0, a1 * b1);
+    }
+    return d;
+}
+#define MMA_SCRATCH __local uint xa_[128u * NK * 8u], xw_[128u * NH * 8u];
+/* The sums of a block for each channel, as the kernel forms them from
+   the instruction, in loops: one copy of this code, not one an instruction (PoCL 3.1 took 85 s
+   to build those at W = 25). */
+inline void vm_block_emulated(__local const uint* xa, __local const uint* xw, uint lane,
+                              int4* sh, int4* sm, int4* sl) {
+    for (uint ch = 0; ch < 4u; ++ch) {
+        int4 h = (int4)(0), m = (int4)(0), l = (int4)(0);
+        for (uint c = 0; c < NK; ++c) {
+            uint s0 = 2u * c;
+            uint s1 = (2u * c + 1u) % NH;
+            bool two = 2u * c + 1u < NH;
+            h = mma_u8_emulated(xa, xw, lane, c, 0u, s0, s1, two, 0u, ch, h);
+            m = mma_u8_emulated(xa, xw, lane, c, 0u, s0, s1, two, 1u, ch, m);
+            m = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, 0u, ch, m);
+            l = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, 1u, ch, l);
+        }
+        sh[ch] = h;
+        sm[ch] = m;
+        sl[ch] = l;
+    }
+}
+/* The horizontal pass's sums of a block: one byte plane of pixels (plane 0 of xw). */
+inline void hm_block_emulated(__local const uint* xa, __local const uint* xw, uint lane,
+                              int4* sh, int4* sl) {
+    for (uint ch = 0; ch < 4u; ++ch) {
+        int4 h = (int4)(0), l = (int4)(0);
+        for (uint c = 0; c < NK; ++c) {
+            uint s0 = 2u * c;
+            uint s1 = (2u * c + 1u) % NH;
+            bool two = 2u * c + 1u < NH;
+            h = mma_u8_emulated(xa, xw, lane, c, 0u, s0, s1, two, 0u, ch, h);
+            l = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, 0u, ch, l);
+        }
+        sh[ch] = h;
+        sl[ch] = l;
+    }
+}
+/* Each lane's A fragments into xa (once; the first block's barrier publishes them). */
+#define VM_PUBLISH_A                                                                       \
+    __local uint* xa = xa_ + (lid & ~31u) * NK * 8u;                                       \
+    __local uint* xw = xw_ + (lid & ~31u) * NH * 8u;                                       \
+    for (uint c = 0; c < NK; ++c)                                                          \
+        for (uint p = 0; p < 2u; ++p) {                                                    \
+            uint4 a = p ? al[c] : ah[c];                                                   \
+            VM_XA(lane, c, p, 0u) = a.x;                                                   \
+            VM_XA(lane, c, p, 1u) = a.y;                                                   \
+            VM_XA(lane, c, p, 2u) = a.z;                                                   \
+            VM_XA(lane, c, p, 3u) = a.w;                                                   \
+        }
+#else
+#define MMA_SCRATCH
+inline void mma_u8(uint4 a, uint2 b, int4* c) {
+    int4 d;
+    __asm__("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%10,%11,%12,%13};"
+            : "=r"(d.x), "=r"(d.y), "=r"(d.z), "=r"(d.w)
+            : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y), "r"((*c).x),
+              "r"((*c).y), "r"((*c).z), "r"((*c).w));
+    *c = d;
+}
+/* The same on the first 16 columns of A and rows of B (a.x, a.y; b.x): a chunk's second half
+   that lies beyond the window (an odd number of halves) costs no instruction. */
+inline void mma_u8_k16(uint4 a, uint b, int4* c) {
+    int4 d;
+    __asm__("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%7,%8,%9,%10};"
+            : "=r"(d.x), "=r"(d.y), "=r"(d.z), "=r"(d.w)
+            : "r"(a.x), "r"(a.y), "r"(b), "r"((*c).x), "r"((*c).y), "r"((*c).z), "r"((*c).w));
+    *c = d;
+}
+/* Chunk product: both halves of B (b0, b1) or only the first (`two` false). */
+#define MMA_CHUNK(A, b0, b1, two, C)                                                       \
+    do {                                                                                   \
+        if (two)                                                                           \
+            mma_u8((A), (uint2)((b0), (b1)), &(C));                                        \
+        else                                                                               \
+            mma_u8_k16((A), (b0), &(C));                                                   \
+    } while (0)
+#endif
+
+/* The sums of one block into sh, sm, sl (int4[4] each: a channel's D fragments): vertical
+   (VM_SUMS, from the window's high and low byte planes HH, HL) and horizontal (HM_SUMS into
+   sh, sl, from the window of pixel bytes HP). Emulated, each lane publishes its window and
+   the instruction's results come from the other lanes' words, between two barriers. */
+#if CLPIX_WARP_EMULATED
+#define VM_SUMS(HH, HL)                                                                    \
+    do {                                                                                   \
+        for (uint s_ = 0; s_ < NH; ++s_)                                                   \
+            for (uint ch_ = 0; ch_ < 4u; ++ch_) {                                          \
+                VM_XW(lane, s_, ch_, 0u) = (HH)[s_][ch_];                                  \
+                VM_XW(lane, s_, ch_, 1u) = (HL)[s_][ch_];                                  \
+            }                                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+        vm_block_emulated(xa, xw, lane, sh, sm, sl);                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+    } while (0)
+#define HM_SUMS(HP)                                                                        \
+    do {                                                                                   \
+        for (uint s_ = 0; s_ < NH; ++s_)                                                   \
+            for (uint ch_ = 0; ch_ < 4u; ++ch_) VM_XW(lane, s_, ch_, 0u) = (HP)[s_][ch_];  \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+        hm_block_emulated(xa, xw, lane, sh, sl);                                           \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+    } while (0)
+#else
+#define VM_SUMS(HH, HL)                                                                    \
+    do {                                                                                   \
+        _Pragma("unroll") for (uint ch_ = 0; ch_ < 4u; ++ch_) {                            \
+            sh[ch_] = (int4)(0);                                                           \
+            sm[ch_] = (int4)(0);                                                           \
+            sl[ch_] = (int4)(0);                                                           \
+            _Pragma("unroll") for (uint c_ = 0; c_ < NK; ++c_) {                           \
+                uint s0_ = 2u * c_, s1_ = (2u * c_ + 1u) % NH;                             \
+                bool two_ = 2u * c_ + 1u < NH;                                             \
+                MMA_CHUNK(ah[c_], (HH)[s0_][ch_], (HH)[s1_][ch_], two_, sh[ch_]);          \
+                MMA_CHUNK(ah[c_], (HL)[s0_][ch_], (HL)[s1_][ch_], two_, sm[ch_]);          \
+                MMA_CHUNK(al[c_], (HH)[s0_][ch_], (HH)[s1_][ch_], two_, sm[ch_]);          \
+                MMA_CHUNK(al[c_], (HL)[s0_][ch_], (HL)[s1_][ch_], two_, sl[ch_]);          \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+#define HM_SUMS(HP)                                                                        \
+    do {                                                                                   \
+        _Pragma("unroll") for (uint ch_ = 0; ch_ < 4u; ++ch_) {                            \
+            sh[ch_] = (int4)(0);                                                           \
+            sl[ch_] = (int4)(0);                                                           \
+            _Pragma("unroll") for (uint c_ = 0; c_ < NK; ++c_) {                           \
+                uint s0_ = 2u * c_, s1_ = (2u * c_ + 1u) % NH;                             \
+                bool two_ = 2u * c_ + 1u < NH;                                             \
+                MMA_CHUNK(ah[c_], (HP)[s0_][ch_], (HP)[s1_][ch_], two_, sh[ch_]);          \
+                MMA_CHUNK(al[c_], (HP)[s0_][ch_], (HP)[s1_][ch_], two_, sl[ch_]);          \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+#endif
+
+/* The horizontal block's intermediate values from sh, sl: t = (2^8 sh + sl + 128) >> 8 as 4
+   u16 a pixel (two words), at pixel g and rows 2 tq (ta0), 2 tq + 1 (ta1), and at pixel g + 8
+   (tb0, tb1): the D fragment's x, y, z, w. */
+#define HM_RESULT                                                                          \
+    uint4 tv_[4];                                                                          \
+    _Pragma("unroll") for (uint ch_ = 0; ch_ < 4u; ++ch_) tv_[ch_] =                       \
+        ((as_uint4(sh[ch_]) << 8) + as_uint4(sl[ch_]) + 128u) >> 8;                        \
+    uint2 ta0 = (uint2)(tv_[0].x | tv_[1].x << 16, tv_[2].x | tv_[3].x << 16);             \
+    uint2 ta1 = (uint2)(tv_[0].y | tv_[1].y << 16, tv_[2].y | tv_[3].y << 16);             \
+    uint2 tb0 = (uint2)(tv_[0].z | tv_[1].z << 16, tv_[2].z | tv_[3].z << 16);             \
+    uint2 tb1 = (uint2)(tv_[0].w | tv_[1].w << 16, tv_[2].w | tv_[3].w << 16)
+
+/* Byte k of the A fragment's weight plane (shift 8: high bytes, 0: low) at output row m of a
+   block and input row r (relative to the block's first row): q[r - m + W] or 0 outside. */
+inline uint vm_weight(__constant uint* q, int r, int m, uint shift) {
+    int i = r - m + (int)W;
+    return (i >= 0 && i <= 2 * (int)W) ? (q[i] >> shift) & 0xffu : 0u;
+}
+
+/* The A fragment of chunk c (input rows (2c - ML) 16 + 0..31 of a block), plane `shift`, for
+   lane (g, tq): rows g and g + 8, columns 4 tq + 0..3 and 16 + 4 tq + 0..3. */
+inline uint4 vm_a(__constant uint* q, uint c, uint g, uint tq, uint shift) {
+    uint4 a = (uint4)(0u);
+    int r0 = ((int)(2u * c) - (int)ML) * 16 + (int)(4u * tq);
+    for (uint b = 0; b < 4u; ++b) {
+        a.x |= vm_weight(q, r0 + (int)b, (int)g, shift) << (8u * b);
+        a.y |= vm_weight(q, r0 + (int)b, (int)g + 8, shift) << (8u * b);
+        a.z |= vm_weight(q, r0 + 16 + (int)b, (int)g, shift) << (8u * b);
+        a.w |= vm_weight(q, r0 + 16 + (int)b, (int)g + 8, shift) << (8u * b);
+    }
+    return a;
+}
+
+/* Declares this lane's A fragments of every chunk, high bytes (ah) and low (al), the same in
+   both passes; emulated, also publishes them. */
+#if CLPIX_WARP_EMULATED
+#define VM_WEIGHTS_PUBLISH VM_PUBLISH_A
+#else
+#define VM_WEIGHTS_PUBLISH
+#endif
+#define VM_WEIGHTS                                                                         \
+    uint4 ah[NK], al[NK];                                                                  \
+    _Pragma("unroll") for (uint c = 0; c < NK; ++c) {                                      \
+        ah[c] = vm_a(q, c, g, tq, 8u);                                                     \
+        al[c] = vm_a(q, c, g, tq, 0u);                                                     \
+    }                                                                                      \
+    VM_WEIGHTS_PUBLISH
+
+/* Intermediate row p of pixel px through the border (a zero row as zeros), as its two words
+   (channels 0 | 1 << 16, 2 | 3 << 16). */
+inline uint2 vm_load(__global const uint2* t, uint width, uint height, uint border, int p,
+                     uint px) {
+    uint r = (uint)p;
+    if (r >= height) {
+        long m = blur_map(p, height, border);
+        if (m < 0) return (uint2)(0u);
+        r = (uint)m;
+    }
+    return t[(size_t)r * width + px];
+}
+
+/* Byte `b` (0..3) of each of four words, packed in order. */
+inline uint bytes4(uint w0, uint w1, uint w2, uint w3, uint b) {
+    uint s = 8u * b;
+    return ((w0 >> s) & 0xffu) | (((w1 >> s) & 0xffu) << 8) | (((w2 >> s) & 0xffu) << 16) |
+           (((w3 >> s) & 0xffu) << 24);
+}
+
+/* Four rows' intermediate pixels (W0..W3: 4 u16 each, two words) as the B-fragment words of
+   each channel, high bytes (H[c]) and low (L[c]). */
+#define VM_SPLIT(H, L, W0, W1, W2, W3)                                                     \
+    do {                                                                                   \
+        (L)[0] = bytes4((W0).x, (W1).x, (W2).x, (W3).x, 0u);                               \
+        (H)[0] = bytes4((W0).x, (W1).x, (W2).x, (W3).x, 1u);                               \
+        (L)[1] = bytes4((W0).x, (W1).x, (W2).x, (W3).x, 2u);                               \
+        (H)[1] = bytes4((W0).x, (W1).x, (W2).x, (W3).x, 3u);                               \
+        (L)[2] = bytes4((W0).y, (W1).y, (W2).y, (W3).y, 0u);                               \
+        (H)[2] = bytes4((W0).y, (W1).y, (W2).y, (W3).y, 1u);                               \
+        (L)[3] = bytes4((W0).y, (W1).y, (W2).y, (W3).y, 2u);                               \
+        (H)[3] = bytes4((W0).y, (W1).y, (W2).y, (W3).y, 3u);                               \
+    } while (0)
+
+/* The 8 B-fragment words of one half for lane (g, tq): rows 4 tq + 0..3 of the half, pixel g,
+   for each channel its high and low bytes (H[c], L[c]). */
+#define VM_HALF(H, L, h)                                                                   \
+    do {                                                                                   \
+        int r_ = top + (int)(h) * 16 + (int)(4u * tq);                                     \
+        uint2 w0_ = vm_load(t, width, height, border, r_, px);                             \
+        uint2 w1_ = vm_load(t, width, height, border, r_ + 1, px);                         \
+        uint2 w2_ = vm_load(t, width, height, border, r_ + 2, px);                         \
+        uint2 w3_ = vm_load(t, width, height, border, r_ + 3, px);                         \
+        VM_SPLIT(H, L, w0_, w1_, w2_, w3_);                                                \
+    } while (0)
+
+/* Output block j of the vertical sums sh, sm, sl (each channel's D fragments): combined,
+   rounded, packed and stored. D: x, y at output row g, pixels 2 tq and 2 tq + 1; z, w at row
+   g + 8. */
+#define VM_STORE(j)                                                                        \
+    do {                                                                                   \
+        uint4 out[4];                                                                      \
+        _Pragma("unroll")                                                                  \
+        for (uint ch = 0; ch < 4u; ++ch) {                                                 \
+            uint4 v = (as_uint4(sh[ch]) << 16) + (as_uint4(sm[ch]) << 8) + as_uint4(sl[ch]); \
+            out[ch] = (v + (1u << 23)) >> 24;                                              \
+        }                                                                                  \
+        uint px0 = x0 + 2u * tq;                                                           \
+        uint ya = y0 + j * 16u + g;                                                        \
+        uint yb = ya + 8u;                                                                 \
+        uint pa0 = out[0].x | out[1].x << 8 | out[2].x << 16 | out[3].x << 24;             \
+        uint pa1 = out[0].y | out[1].y << 8 | out[2].y << 16 | out[3].y << 24;             \
+        uint pb0 = out[0].z | out[1].z << 8 | out[2].z << 16 | out[3].z << 24;             \
+        uint pb1 = out[0].w | out[1].w << 8 | out[2].w << 16 | out[3].w << 24;             \
+        if (ya < y0 + rows) {                                                              \
+            if (px0 < width) dst[(size_t)ya * width + px0] = pa0;                          \
+            if (px0 + 1u < width) dst[(size_t)ya * width + px0 + 1u] = pa1;                \
+        }                                                                                  \
+        if (yb < y0 + rows) {                                                              \
+            if (px0 < width) dst[(size_t)yb * width + px0] = pb0;                          \
+            if (px0 + 1u < width) dst[(size_t)yb * width + px0 + 1u] = pb1;                \
+        }                                                                                  \
+    } while (0)
+
+/* Groups of 128 work-items (4 warps, 8 pixels each, 32 a group across) walk strips of `strip`
+   output rows (a multiple of 16). */
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_vm_u8(__global const uint2* t, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global uint* dst, uint xg, uint strip) {
+    MMA_SCRATCH
+    uint lid = get_local_id(0);
+    uint lane = lid & 31u, g = lane >> 2, tq = lane & 3u;
+    uint grp = get_group_id(0);
+    uint sy = grp / xg;
+    uint x0 = (grp - sy * xg) * 32u + (lid >> 5) * 8u; /* the warp's first pixel */
+    uint px = min(x0 + g, width - 1u);                 /* this lane's pixel for B */
+    uint y0 = sy * strip;
+    uint rows = min(strip, height - y0);
+    uint blocks = (rows + 15u) / 16u;
+    int top = (int)y0 - (int)ML * 16; /* first row of half 0 of the window */
+    VM_WEIGHTS
+    /* Block j's window: halves j + s (input rows top + 16 (j + s) ...) in slots s, shifted down
+       a slot after each block (register moves: a ring of slots needs the block loop unrolled
+       NH times, which clang declined to do at W = 25). */
+    uint hh[NH][4], hl[NH][4];
+#pragma unroll
+    for (uint s = 0; s + 1u < NH; ++s) VM_HALF(hh[s], hl[s], s);
+    for (uint j = 0; j < blocks; ++j) { /* the same for the whole group */
+        VM_HALF(hh[NH - 1u], hl[NH - 1u], j + NH - 1u);
+        int4 sh[4], sm[4], sl[4];
+        VM_SUMS(hh, hl);
+        VM_STORE(j);
+#pragma unroll
+        for (uint s = 0; s + 1u < NH; ++s)
+#pragma unroll
+            for (uint ch = 0; ch < 4u; ++ch) {
+                hh[s][ch] = hh[s + 1u][ch];
+                hl[s][ch] = hl[s + 1u][ch];
+            }
+    }
+}
+/* The horizontal pass on the tensor cores, the same method along x: a warp owns 8 rows of a
+   strip of columns and computes 16 output pixels at a time, for each channel, as the product
+   of the weights' band (A, high and low bytes) with 32 input pixels of the 8 rows (B, one byte
+   plane: the pixels are 8-bit): h = 2^8 sum qh p + sum ql p, t = (h + 128) >> 8, written as
+   the intermediate blur_vs_u8 and blur_vm_u8 read (4 u16 a pixel). */
+
+/* The B-fragment words of one half for lane (g, tq): pixels 4 tq + 0..3 of the half, row g, a
+   word a channel (P[c]). */
+#define HM_HALF(P, h)                                                                      \
+    do {                                                                                   \
+        long x_ = (long)left + (long)(h) * 16 + (long)(4u * tq);                           \
+        uint4 v_;                                                                          \
+        if (x_ >= 0 && x_ + 3 < (long)width) {                                             \
+            v_ = vload4(0, row + x_);                                                      \
+        } else {                                                                           \
+            v_.x = row_px(row, x_, width, border);                                         \
+            v_.y = row_px(row, x_ + 1, width, border);                                     \
+            v_.z = row_px(row, x_ + 2, width, border);                                     \
+            v_.w = row_px(row, x_ + 3, width, border);                                     \
+        }                                                                                  \
+        (P)[0] = bytes4(v_.x, v_.y, v_.z, v_.w, 0u);                                       \
+        (P)[1] = bytes4(v_.x, v_.y, v_.z, v_.w, 1u);                                       \
+        (P)[2] = bytes4(v_.x, v_.y, v_.z, v_.w, 2u);                                       \
+        (P)[3] = bytes4(v_.x, v_.y, v_.z, v_.w, 3u);                                       \
+    } while (0)
+
+/* Groups of 128 work-items (4 warps of 8 rows, 32 rows a group) walk strips of `strip` pixels
+   (a multiple of 16) of their rows; `yg` groups down the image. */
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_hm_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global uint2* t, uint yg, uint strip) {
+    MMA_SCRATCH
+    uint lid = get_local_id(0);
+    uint lane = lid & 31u, g = lane >> 2, tq = lane & 3u;
+    uint grp = get_group_id(0);
+    uint sx = grp / yg;
+    uint y0 = (grp - sx * yg) * 32u + (lid >> 5) * 8u; /* the warp's first row */
+    __global const uint* row = src + (size_t)min(y0 + g, height - 1u) * width;
+    uint x0 = sx * strip;
+    uint cols = min(strip, width - x0);
+    uint blocks = (cols + 15u) / 16u;
+    int left = (int)x0 - (int)ML * 16; /* first pixel of half 0 of the window */
+    VM_WEIGHTS
+    /* Block j's window: halves j + s in slots s, shifted down a slot after each block. */
+    uint hp[NH][4];
+#pragma unroll
+    for (uint s = 0; s + 1u < NH; ++s) HM_HALF(hp[s], s);
+    for (uint j = 0; j < blocks; ++j) { /* the same for the whole group */
+        HM_HALF(hp[NH - 1u], j + NH - 1u);
+        int4 sh[4], sl[4];
+        HM_SUMS(hp);
+        HM_RESULT;
+        uint xa_ = x0 + j * 16u + g, xb_ = xa_ + 8u;
+        uint ra = y0 + 2u * tq, rb = ra + 1u;
+        if (xa_ < x0 + cols) {
+            if (ra < height) t[(size_t)ra * width + xa_] = ta0;
+            if (rb < height) t[(size_t)rb * width + xa_] = ta1;
+        }
+        if (xb_ < x0 + cols) {
+            if (ra < height) t[(size_t)ra * width + xb_] = tb0;
+            if (rb < height) t[(size_t)rb * width + xb_] = tb1;
+        }
+#pragma unroll
+        for (uint s = 0; s + 1u < NH; ++s)
+#pragma unroll
+            for (uint ch = 0; ch < 4u; ++ch) hp[s][ch] = hp[s + 1u][ch];
+    }
+}
+/* Both passes on the tensor cores in one kernel, the intermediate rows in local memory: 8 bytes
+   of DRAM traffic a pixel instead of 24. A group (4 warps) owns 32 output pixels of a strip of
+   rows, as blur_vm_u8's groups do; each step it filters one more half of 16 input rows of its
+   32 pixels horizontally (each warp 16 pixels of 8 rows, as blur_hm_u8 does, reading the
+   source rows through the vertical border) into a local tile (two, alternating), then each
+   warp takes its new half from the tile into its vertical window and computes a block of 16
+   output rows as blur_vm_u8 does. */
+#define FM_TILE (16u * 32u) /* uint2s: 16 rows of 32 pixels */
+
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_fm_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global uint* dst, uint xg, uint strip) {
+    MMA_SCRATCH
+    __local uint2 tile[2u * FM_TILE];
+    uint lid = get_local_id(0);
+    uint lane = lid & 31u, g = lane >> 2, tq = lane & 3u, warp = lid >> 5;
+    uint grp = get_group_id(0);
+    uint sy = grp / xg;
+    uint xg0 = (grp - sy * xg) * 32u; /* the group's first pixel */
+    uint x0 = xg0 + warp * 8u;       /* the warp's first pixel (vertical part) */
+    uint y0 = sy * strip;
+    uint rows = min(strip, height - y0);
+    uint blocks = (rows + 15u) / 16u;
+    int top = (int)y0 - (int)ML * 16; /* first input row of half 0 of the window */
+    /* The horizontal part: this warp's 16 pixels (xh on) of rows rh + 0..7 of each half. */
+    uint xh = (warp >> 1) * 16u, rh = (warp & 1u) * 8u;
+    int left = (int)(xg0 + xh) - (int)ML * 16;
+    VM_WEIGHTS
+    uint hh[NH][4], hl[NH][4];
+    for (uint s = 0; s < blocks + NH - 1u; ++s) { /* input half s; the same for the group */
+        __local uint2* tl = tile + (s & 1u) * FM_TILE;
+        {
+            /* Horizontal: rows top + 16 s + rh + g of the source, through the border. */
+            long m = blur_map((long)top + 16 * (long)s + (long)(rh + g), height, border);
+            __global const uint* row = src + (size_t)(m < 0 ? 0 : m) * width;
+            uint hp[NH][4];
+#pragma unroll
+            for (uint k = 0; k < NH; ++k) {
+                HM_HALF(hp[k], k);
+                if (m < 0) {
+                    hp[k][0] = 0u;
+                    hp[k][1] = 0u;
+                    hp[k][2] = 0u;
+                    hp[k][3] = 0u;
+                }
+            }
+            int4 sh[4], sl[4];
+            HM_SUMS(hp);
+            HM_RESULT;
+            uint r0 = rh + 2u * tq;
+            tl[r0 * 32u + xh + g] = ta0;
+            tl[(r0 + 1u) * 32u + xh + g] = ta1;
+            tl[r0 * 32u + xh + g + 8u] = tb0;
+            tl[(r0 + 1u) * 32u + xh + g + 8u] = tb1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* Vertical: this lane's rows 4 tq + 0..3 of pixel warp * 8 + g from the tile, into the
+           window's last slot. */
+        {
+            uint2 w0 = tl[(4u * tq) * 32u + warp * 8u + g];
+            uint2 w1 = tl[(4u * tq + 1u) * 32u + warp * 8u + g];
+            uint2 w2 = tl[(4u * tq + 2u) * 32u + warp * 8u + g];
+            uint2 w3 = tl[(4u * tq + 3u) * 32u + warp * 8u + g];
+            VM_SPLIT(hh[NH - 1u], hl[NH - 1u], w0, w1, w2, w3);
+        }
+        if (s + 1u >= NH) { /* the window is full: output block j */
+            uint j = s + 1u - NH;
+            int4 sh[4], sm[4], sl[4];
+            VM_SUMS(hh, hl);
+            VM_STORE(j);
+        }
+#pragma unroll
+        for (uint k = 0; k + 1u < NH; ++k)
+#pragma unroll
+            for (uint ch = 0; ch < 4u; ++ch) {
+                hh[k][ch] = hh[k + 1u][ch];
+                hl[k][ch] = hl[k + 1u][ch];
+            }
+    }
+}
+#endif /* the tensor-core passes */
 #else /* the fused band kernel's programs (bits 8..11 nonzero) */
 /* The fused RGBA8 blur in column bands (GPUs, radii where the fused register kernel's
    accumulators crowd the registers): no intermediate image, 8 bytes of DRAM traffic a pixel.

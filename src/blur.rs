@@ -67,14 +67,33 @@
 //!   of 1 to 4 channels of a column in registers and multiplies once a pair of rows (the
 //!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
 //!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
+//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 8 to 32 the radius-built passes
+//!   run on the tensor cores instead (`blur_hm_u8`, `blur_vm_u8`): integer matrix products
+//!   (`mma.sync` on 8-bit integers, inline PTX) of a band of the weights with 32 pixels or
+//!   rows, exact because every 16-bit weight and intermediate value is split into its two
+//!   bytes and every partial sum stays below 2^22. The CUDA cores' arithmetic could not reach
+//!   the target: a probe of the taps alone (no loads) took 0.50 ms (horizontal, f32) + 0.55 ms
+//!   (vertical, integers) at w = 25 on an H200, above the 1.0 ms that 20× CuPy asks for. On an
+//!   H200 (8192², 2026-11-24): 0.70 ms from w = 3 to 16 and 0.89 ms at w = 20 to 25 (1.03
+//!   ms before the last chunk of an odd number of halves took the k16 instruction), against
+//!   0.84 / 1.10 / 1.36 / 1.83 ms for the band kernel at w = 8 / 12 / 16 / 20 and 2.64 ms for
+//!   the other radius-built passes at w = 25; at w = 6 the band kernel still wins (0.66 ms).
+//!   Up to w = 16 both passes run in one kernel (`blur_fm_u8`: each step filters 16 more rows
+//!   of a group's 32 columns into a local tile, then the vertical part takes them): 0.67 ms,
+//!   and 8 bytes of DRAM traffic a pixel instead of 24 (beyond, it lost: 1.14 ms at w = 20
+//!   and 25). The passes were not bound by DRAM: at w = 8 each moved 12 bytes a pixel at
+//!   2.2–2.4 TB/s, and removing the intermediate saved only 5%.
 //!
 //! `CLPIX_BLUR_GPU=registers`, `band`, `radius` or `two-pass` forces one;
 //! `CLPIX_BLUR_COLUMNS=1|2` the columns a work-item of the fused kernel takes (2 up to w = 4 by
 //! default), `CLPIX_BLUR_BAND` the band kernel's shape, `CLPIX_BLUR_CHANNELS` and
-//! `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes. A device that cannot build a
+//! `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes, `CLPIX_BLUR_TENSOR=0|1|horizontal|
+//! vertical` which of them run on the tensor cores. A device that cannot build a
 //! per-radius kernel (or hold the band kernel's local arrays) runs the radius-built or generic
 //! passes, with the same bits; a kernel forced by `CLPIX_BLUR_GPU` that does not build is an
-//! error instead, so that a measurement or a test never runs another kernel unnoticed.
+//! error instead, and so is a value of these variables that is not one of theirs
+//! ([`Error::InvalidEnvironment`]), so that a measurement or a test never runs another kernel
+//! unnoticed.
 //! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
 //! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
 //! too large for the rows of a group.
@@ -970,7 +989,9 @@ const REGISTER_DEFAULT_RADIUS: u32 = 2;
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
 /// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.873 / 1.273, w = 12 1.226 /
 /// 1.575, w = 16 1.549 / 1.974, w = 20 1.828 / 2.251; w = 25 2.846 / 2.655 (its best shape,
-/// (128, 1, 4, 16), before the last 4–9% of the band kernel's gains).
+/// (128, 1, 4, 16), before the last 4–9% of the band kernel's gains). GPUs whose radius-built
+/// passes run on tensor cores take those from [`TENSOR_DEFAULT_RADIUS`] on: on an H200 0.70 ms
+/// at w = 8 to 16, 0.89 at w = 20 (band kernel 0.664 ms at w = 6, 0.840 at w = 8).
 const BAND_DEFAULT_RADIUS: u32 = 20;
 
 /// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
@@ -997,15 +1018,129 @@ fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
     strip_rows(w, 2 * w as usize + 1, target, xg, height, compute_units)
 }
 
+/// The GPU RGBA8 blur's tuning variables, read at each call (a test or a measurement sets them
+/// between calls). A value that is not one of those listed is an
+/// [`Error::InvalidEnvironment`]: a misspelt variable must not measure or test the default
+/// kernels unnoticed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct GpuSettings {
+    /// `CLPIX_BLUR_GPU=registers|band|radius|two-pass`: the kernels forced (`auto`, the
+    /// default, is `None`). A forced kernel that does not build is an error, not a fallback.
+    kernel: Option<GpuBlur>,
+    /// `CLPIX_BLUR_COLUMNS=1|2`: columns a work-item of the fused kernel takes.
+    columns: Option<usize>,
+    /// `CLPIX_BLUR_BAND=T,C,P,R[,S]`: the band kernel's shape.
+    band: Option<BandShape>,
+    /// `CLPIX_BLUR_CHANNELS=1|2|4`: channels a work-item of the radius-built vertical pass takes.
+    channels: Option<u32>,
+    /// `CLPIX_BLUR_HPIXELS=4|8`: pixels a work-item of the radius-built horizontal pass filters.
+    hpixels: Option<u32>,
+    /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
+    /// tensor cores (by default both, where they build).
+    tensor: Option<TensorPasses>,
+}
+
+impl GpuSettings {
+    fn from_env() -> Result<GpuSettings> {
+        let kernel = env_setting(
+            "CLPIX_BLUR_GPU",
+            "auto, registers, band, radius or two-pass",
+            |v| match v {
+                "auto" => Some(None),
+                "registers" => Some(Some(GpuBlur::FusedRegisters)),
+                "band" => Some(Some(GpuBlur::Band)),
+                "radius" => Some(Some(GpuBlur::RadiusPasses)),
+                "two-pass" => Some(Some(GpuBlur::TwoPass)),
+                _ => None,
+            },
+        )?
+        .flatten();
+        let columns = env_setting("CLPIX_BLUR_COLUMNS", "1 or 2", |v| match v {
+            "1" => Some(1),
+            "2" => Some(2),
+            _ => None,
+        })?;
+        let band = env_setting(
+            "CLPIX_BLUR_BAND",
+            "T,C,P,R[,S]: T work-items (128 or 256), C channels (1, 2 or 4) with T × C / 4 a \
+             multiple of P, P pixels (4 or 8), R rows (4, 8, 16 or 32), S rows a strip",
+            BandShape::parse,
+        )?;
+        let channels = env_setting("CLPIX_BLUR_CHANNELS", "1, 2 or 4", |v| match v {
+            "1" => Some(1),
+            "2" => Some(2),
+            "4" => Some(4),
+            _ => None,
+        })?;
+        let hpixels = env_setting("CLPIX_BLUR_HPIXELS", "4 or 8", |v| match v {
+            "4" => Some(4),
+            "8" => Some(8),
+            _ => None,
+        })?;
+        let tensor = env_setting(
+            "CLPIX_BLUR_TENSOR",
+            "0, 1, horizontal, vertical or fused",
+            |v| {
+                let (horizontal, vertical, fused) = match v {
+                    "0" => (false, false, false),
+                    "1" => (true, true, false),
+                    "horizontal" => (true, false, false),
+                    "vertical" => (false, true, false),
+                    "fused" => (true, true, true),
+                    _ => return None,
+                };
+                Some(TensorPasses {
+                    horizontal,
+                    vertical,
+                    fused,
+                })
+            },
+        )?;
+        Ok(GpuSettings {
+            kernel,
+            columns,
+            band,
+            channels,
+            hpixels,
+            tensor,
+        })
+    }
+}
+
+/// The tuning variable `var` parsed by `parse`: `None` when it is unset or blank, an
+/// [`Error::InvalidEnvironment`] saying `expected` when `parse` refuses it.
+fn env_setting<T>(
+    var: &'static str,
+    expected: &'static str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    match std::env::var(var) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => Err(Error::InvalidEnvironment {
+            var,
+            value: v.to_string_lossy().into_owned(),
+            expected,
+        }),
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => match parse(v.trim()) {
+            Some(t) => Ok(Some(t)),
+            None => Err(Error::InvalidEnvironment {
+                var,
+                value: v,
+                expected,
+            }),
+        },
+    }
+}
+
 /// Columns a work-item of the register kernel filters at radius `w` (its accumulators and
 /// unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to measure (4 lost on
 /// an H100: 0.455 against 0.426 ms at w = 2).
-fn register_columns(w: u32) -> usize {
-    match std::env::var("CLPIX_BLUR_COLUMNS").as_deref() {
-        Ok("1") => 1,
-        Ok("2") => 2,
-        _ if w <= 4 => 2,
-        _ => 1,
+fn register_columns(w: u32, settings: &GpuSettings) -> usize {
+    match settings.columns {
+        Some(c) => c,
+        None if w <= 4 => 2,
+        None => 1,
     }
 }
 
@@ -1030,13 +1165,13 @@ enum GpuBlur {
 /// passes up to [`RADIUS_PASSES_MAX`], the generic passes beyond. `CLPIX_BLUR_GPU=registers`
 /// (up to [`REGISTER_MAX_RADIUS`]), `band` or `radius` (up to [`RADIUS_PASSES_MAX`]) or
 /// `two-pass` forces a choice, to measure them.
-fn gpu_kernel(w: u32) -> GpuBlur {
-    let (fused, band, radius) = match std::env::var("CLPIX_BLUR_GPU").as_deref() {
-        Ok("registers") => (REGISTER_MAX_RADIUS, 0, 0),
-        Ok("band") => (0, RADIUS_PASSES_MAX, 0),
-        Ok("radius") => (0, 0, RADIUS_PASSES_MAX),
-        Ok("two-pass") => (0, 0, 0),
-        _ => (
+fn gpu_kernel(w: u32, settings: &GpuSettings) -> GpuBlur {
+    let (fused, band, radius) = match settings.kernel {
+        Some(GpuBlur::FusedRegisters) => (REGISTER_MAX_RADIUS, 0, 0),
+        Some(GpuBlur::Band) => (0, RADIUS_PASSES_MAX, 0),
+        Some(GpuBlur::RadiusPasses) => (0, 0, RADIUS_PASSES_MAX),
+        Some(GpuBlur::TwoPass) => (0, 0, 0),
+        None => (
             REGISTER_DEFAULT_RADIUS,
             BAND_DEFAULT_RADIUS,
             RADIUS_PASSES_MAX,
@@ -1060,19 +1195,16 @@ fn gpu_kernel(w: u32) -> GpuBlur {
 /// pixels: w = 8 0.62 / 0.77, w = 25 0.92 / 0.86 (before the vertical pass's rows were
 /// counted in 32 bits, which took w = 8 / 16 to 0.66 / 1.19 ms). `CLPIX_BLUR_CHANNELS=1|2|4` and
 /// `CLPIX_BLUR_HPIXELS=4|8` override, to measure.
-fn radius_pass_shape(w: u32) -> (u32, u32) {
-    let channels = match std::env::var("CLPIX_BLUR_CHANNELS").as_deref() {
-        Ok("1") => 1,
-        Ok("2") => 2,
-        Ok("4") => 4,
-        _ if w <= 8 => 4,
-        _ => 1,
+fn radius_pass_shape(w: u32, settings: &GpuSettings) -> (u32, u32) {
+    let channels = match settings.channels {
+        Some(c) => c,
+        None if w <= 8 => 4,
+        None => 1,
     };
-    let pixels = match std::env::var("CLPIX_BLUR_HPIXELS").as_deref() {
-        Ok("4") => 4,
-        Ok("8") => 8,
-        _ if w <= 12 => 4,
-        _ => 8,
+    let pixels = match settings.hpixels {
+        Some(p) => p,
+        None if w <= 12 => 4,
+        None => 8,
     };
     (channels, pixels)
 }
@@ -1095,33 +1227,11 @@ fn radius_pass_shape(w: u32) -> (u32, u32) {
 /// 0.990, and (128, 2, 4, 8) with strips of 128 / 256 / 512 / 1024 input rows 0.997 / 0.978 /
 /// 0.978 / 0.973; w = 16 (128, 1, 8, 16) 2.107; w = 20 (128, 1, 4, 16) 2.413; w = 25
 /// (128, 1, 4, 16) 2.846 and (128, 2, 4, 4) 3.30, against 2.655 for the radius-built passes.
-fn band_shape(w: u32) -> BandShape {
-    let forced = std::env::var("CLPIX_BLUR_BAND").ok().and_then(|v| {
-        let n: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
-        match n.as_slice() {
-            [t, c, p, r, rest @ ..]
-                if [128, 256].contains(t)
-                    && [1, 2, 4].contains(c)
-                    && [4, 8].contains(p)
-                    && [4, 8, 16, 32].contains(r)
-                    && t * c / 4 % p == 0 =>
-            {
-                Some((*t, *c, *p, *r, rest.first().copied().unwrap_or(256)))
-            }
-            _ => None,
-        }
-    });
-    let (threads, channels, pixels, rows, strip) = forced.unwrap_or(match w {
-        0..=8 => (128, 4, 8, 8, 256),
-        _ => (128, 2, 4, 8, 256),
-    });
-    BandShape {
-        threads,
-        channels,
-        pixels,
-        rows,
-        strip,
-    }
+fn band_shape(w: u32, settings: &GpuSettings) -> BandShape {
+    settings.band.unwrap_or(match w {
+        0..=8 => BandShape::new(128, 4, 8, 8, 256),
+        _ => BandShape::new(128, 2, 4, 8, 256),
+    })
 }
 
 /// The shape of the band kernel (see [`band_shape`]).
@@ -1135,6 +1245,46 @@ struct BandShape {
 }
 
 impl BandShape {
+    fn new(threads: usize, channels: usize, pixels: usize, rows: usize, strip: usize) -> Self {
+        BandShape {
+            threads,
+            channels,
+            pixels,
+            rows,
+            strip,
+        }
+    }
+
+    /// `T,C,P,R[,S]` (`CLPIX_BLUR_BAND`), `None` unless the kernel can take that shape: T
+    /// work-items (128 or 256), C channels (1, 2 or 4), P pixels (4 or 8) with T × C / 4 a
+    /// multiple of P, R rows (4, 8, 16 or 32) and S rows a strip (256 when left out).
+    fn parse(v: &str) -> Option<BandShape> {
+        let n = v
+            .split(',')
+            .map(|x| x.trim().parse::<usize>().ok())
+            .collect::<Option<Vec<usize>>>()?;
+        match n.as_slice() {
+            &[t, c, p, r, ref rest @ ..]
+                if [128, 256].contains(&t)
+                    && [1, 2, 4].contains(&c)
+                    && [4, 8].contains(&p)
+                    && [4, 8, 16, 32].contains(&r)
+                    && t * c / 4 % p == 0
+                    && rest.len() <= 1
+                    && rest.iter().all(|&s| s > 0) =>
+            {
+                Some(BandShape::new(
+                    t,
+                    c,
+                    p,
+                    r,
+                    rest.first().copied().unwrap_or(256),
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// Columns a group owns (BX in cl/blur.cl).
     fn columns(&self) -> usize {
         self.threads * self.channels / 4
@@ -1261,17 +1411,32 @@ fn cl_passes<S, D>(
         events.push(cl.launch("blur", vk, &vargs, groups, 1)?);
         return cl.finish(&events);
     }
-    let choice = if kind == "u8" {
-        gpu_kernel(w)
-    } else {
-        GpuBlur::TwoPass
+    let settings = match kind {
+        "u8" => GpuSettings::from_env()?,
+        _ => GpuSettings::default(),
+    };
+    let choice = match kind {
+        "u8" => match gpu_kernel(w, &settings) {
+            // Where both radius-built passes run on tensor cores they beat the band kernel.
+            GpuBlur::Band
+                if settings.kernel.is_none()
+                    && w >= TENSOR_DEFAULT_RADIUS
+                    && tensor_passes(cl, radius_variant(w, &settings), &settings)?.both() =>
+            {
+                GpuBlur::RadiusPasses
+            }
+            choice => choice,
+        },
+        _ => GpuBlur::TwoPass,
     };
     if choice == GpuBlur::FusedRegisters
-        && gpu_fused_u8(cl, src, dst, weights, (width, height), blur)?
+        && gpu_fused_u8(cl, (src, dst, weights), (width, height), blur, &settings)?
     {
         return Ok(());
     }
-    if choice == GpuBlur::Band && gpu_band_u8(cl, src, dst, weights, (width, height), blur)? {
+    if choice == GpuBlur::Band
+        && gpu_band_u8(cl, (src, dst, weights), (width, height), blur, &settings)?
+    {
         return Ok(());
     }
     // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)
@@ -1280,7 +1445,13 @@ fn cl_passes<S, D>(
     let (count, tmp) = cl.take_scratch(GPU_INTERMEDIATE, words)?;
     let result = (|| {
         if matches!(choice, GpuBlur::RadiusPasses | GpuBlur::Band)
-            && gpu_radius_passes_u8(cl, src, &tmp, dst, weights, (width, height), blur)?
+            && gpu_radius_passes_u8(
+                cl,
+                (src, &tmp, dst, weights),
+                (width, height),
+                blur,
+                &settings,
+            )?
         {
             return Ok(());
         }
@@ -1307,37 +1478,90 @@ fn cl_passes<S, D>(
 /// passes, which give the same bits.
 fn gpu_radius_passes_u8<S>(
     cl: &Arc<ClEngine>,
-    src: &opencl3::memory::Buffer<S>,
-    tmp: &opencl3::memory::Buffer<u32>,
-    dst: &opencl3::memory::Buffer<S>,
-    weights: Arg,
+    (src, tmp, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<u32>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
     (width, height): (u32, u32),
     blur: &GaussianBlur,
+    settings: &GpuSettings,
 ) -> Result<bool> {
     let (w, code) = (blur.radius, blur.border.code());
     if !counts_fit_i32(width, height, w) {
         return Ok(false);
     }
-    let (channels, pixels) = radius_pass_shape(w);
-    let variant = w | channels << 20 | pixels << 24;
-    // The tile: TILE_ITEMS × pixels + 2w float4s, one of padding every 8 (HPAD in cl/blur.cl).
-    let span = TILE_ITEMS * pixels as usize + 2 * w as usize;
-    let local_bytes = (span + span / 8 + 1) * 16;
-    if local_bytes as u64 + 1024 > cl.info.local_mem_bytes {
-        return Ok(false);
+    let (channels, pixels) = radius_pass_shape(w, settings);
+    let plain = radius_variant(w, settings);
+    let tensor = tensor_passes(cl, plain, settings)?;
+    let variant = plain | u32::from(tensor.horizontal || tensor.vertical) << TENSOR_BIT;
+    let forced = settings.kernel.is_some();
+    if tensor.fused {
+        // Groups of 4 warps, 8 pixels a warp, as the vertical pass.
+        let xg = (width as usize).div_ceil(TENSOR_GROUP_PIXELS);
+        let strip = tensor_strip(xg, height, cl.info.compute_units);
+        let args = pass_args(
+            Arg::buf(src),
+            (width, height),
+            weights,
+            (w, code),
+            Arg::buf(dst),
+            &[Arg::U32(xg as u32), Arg::U32(strip as u32)],
+        );
+        let groups = xg * (height as usize).div_ceil(strip);
+        let launched = cl
+            .launch_variant(
+                ("blur", variant),
+                "blur_fm_u8",
+                &args,
+                groups * TILE_ITEMS,
+                TILE_ITEMS,
+            )
+            .map(|e| vec![e]);
+        return finish_per_radius(cl, launched, ("the fused tensor-core blur", forced), w);
     }
-    let tiles = (width as usize).div_ceil(TILE_ITEMS * pixels as usize);
+    let (hkernel, rest, hgroups) = if tensor.horizontal {
+        // Groups of 4 warps of 8 rows; strips of whole blocks of 16 pixels.
+        let yg = (height as usize).div_ceil(TENSOR_GROUP_ROWS);
+        let strip = tensor_strip(yg, width, cl.info.compute_units);
+        let xs = (width as usize).div_ceil(strip);
+        let rest = vec![Arg::U32(yg as u32), Arg::U32(strip as u32)];
+        ("blur_hm_u8", rest, xs * yg)
+    } else {
+        // The tile: TILE_ITEMS × pixels + 2w float4s, one of padding every 8 (HPAD in
+        // cl/blur.cl).
+        let span = TILE_ITEMS * pixels as usize + 2 * w as usize;
+        let local_bytes = (span + span / 8 + 1) * 16;
+        if local_bytes as u64 + 1024 > cl.info.local_mem_bytes {
+            return Ok(false);
+        }
+        let tiles = (width as usize).div_ceil(TILE_ITEMS * pixels as usize);
+        let rest = vec![Arg::U32(tiles as u32), Arg::Local(local_bytes)];
+        ("blur_hs_u8", rest, tiles * height as usize)
+    };
     let hargs = pass_args(
         Arg::buf(src),
         (width, height),
         weights,
         (w, code),
         Arg::buf(tmp),
-        &[Arg::U32(tiles as u32), Arg::Local(local_bytes)],
+        &rest,
     );
-    let lanes = width as usize * (4 / channels as usize);
-    let xg = lanes.div_ceil(TILE_ITEMS);
-    let strip = radius_strip(w, xg, height, cl.info.compute_units);
+    let (vkernel, xg, strip) = if tensor.vertical {
+        // Groups of 4 warps, 8 pixels a warp; strips of whole blocks of 16 rows.
+        let xg = (width as usize).div_ceil(TENSOR_GROUP_PIXELS);
+        (
+            "blur_vm_u8",
+            xg,
+            tensor_strip(xg, height, cl.info.compute_units),
+        )
+    } else {
+        let lanes = width as usize * (4 / channels as usize);
+        let xg = lanes.div_ceil(TILE_ITEMS);
+        let strip = radius_strip(w, xg, height, cl.info.compute_units);
+        ("blur_vs_u8", xg, strip)
+    };
     let yg = (height as usize).div_ceil(strip);
     let vargs = pass_args(
         Arg::buf(tmp),
@@ -1350,22 +1574,139 @@ fn gpu_radius_passes_u8<S>(
     let launched = cl
         .launch_variant(
             ("blur", variant),
-            "blur_hs_u8",
+            hkernel,
             &hargs,
-            tiles * height as usize * TILE_ITEMS,
+            hgroups * TILE_ITEMS,
             TILE_ITEMS,
         )
         .and_then(|h| {
             let v = cl.launch_variant(
                 ("blur", variant),
-                "blur_vs_u8",
+                vkernel,
                 &vargs,
                 xg * yg * TILE_ITEMS,
                 TILE_ITEMS,
             )?;
             Ok(vec![h, v])
         });
-    finish_per_radius(cl, launched, "the radius-built blur passes", w)
+    finish_per_radius(cl, launched, ("the radius-built blur passes", forced), w)
+}
+
+/// The program variant bit of the radius-built passes whose vertical pass runs on NVIDIA's
+/// tensor cores (`blur_vm_u8` in cl/blur.cl).
+const TENSOR_BIT: u32 = 28;
+
+/// Pixels across a group of the tensor-core vertical pass: 4 warps of 8.
+const TENSOR_GROUP_PIXELS: usize = 32;
+
+/// Rows a group of the tensor-core horizontal pass takes: 4 warps of 8.
+const TENSOR_GROUP_ROWS: usize = 32;
+
+/// The program variant of the radius-built passes at radius `w` (without [`TENSOR_BIT`]).
+fn radius_variant(w: u32, settings: &GpuSettings) -> u32 {
+    let (channels, pixels) = radius_pass_shape(w, settings);
+    w | channels << 20 | pixels << 24
+}
+
+/// The radius from which GPUs whose radius-built passes both run on tensor cores take those
+/// rather than the band kernel (below [`BAND_DEFAULT_RADIUS`]; see [`BAND_DEFAULT_RADIUS`] for
+/// the times).
+const TENSOR_DEFAULT_RADIUS: u32 = 8;
+
+/// The largest radius at which the tensor-core passes run fused in one kernel by default: on
+/// an H200 (8192², kernel ms, fused / two passes) 0.666–0.667 / 0.701–0.704 from w = 1 to 16,
+/// but 1.139–1.141 / 0.883–0.884 at w = 20 and 25 (5 halves a window: the fused kernel's
+/// horizontal part reads and multiplies all of them each step, where the horizontal pass
+/// slides).
+const TENSOR_FUSED_MAX: u32 = 16;
+
+/// Which of the radius-built passes run on the tensor cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TensorPasses {
+    horizontal: bool,
+    vertical: bool,
+    /// Both in one kernel (`blur_fm_u8`), the intermediate rows in local memory.
+    fused: bool,
+}
+
+impl TensorPasses {
+    /// Whether both passes run on the tensor cores (fused or not).
+    fn both(&self) -> bool {
+        self.horizontal && self.vertical
+    }
+}
+
+/// Which of the radius-built passes of variant `plain` run on NVIDIA's tensor cores: both on
+/// NVIDIA GPUs where that program builds (`mma.sync` on 8-bit integers: compute capability
+/// 8.0 and later; elsewhere the f32 tile and the ring of rows, with a warning), in one kernel
+/// up to [`TENSOR_FUSED_MAX`], unless `CLPIX_BLUR_TENSOR` says otherwise (`0`, `1` for the two
+/// passes, `horizontal`, `vertical`, `fused`). A pass forced onto the
+/// tensor cores that does not build is an error, and so is a device that is not an NVIDIA GPU
+/// unless the instruction is emulated (`-D CLPIX_WARP_EMULATED=1` in `CLPIX_BUILD_OPTIONS`, as
+/// the tests do).
+fn tensor_passes(cl: &ClEngine, plain: u32, settings: &GpuSettings) -> Result<TensorPasses> {
+    const NONE: TensorPasses = TensorPasses {
+        horizontal: false,
+        vertical: false,
+        fused: false,
+    };
+    let (wanted, forced) = match settings.tensor {
+        Some(t) if t == NONE => return Ok(NONE),
+        Some(t) => (t, true),
+        None => (
+            TensorPasses {
+                horizontal: true,
+                vertical: true,
+                fused: plain & 0xff <= TENSOR_FUSED_MAX,
+            },
+            false,
+        ),
+    };
+    if cl.tuning.contiguous {
+        return Ok(NONE);
+    }
+    if !cl.info.platform.contains("NVIDIA") {
+        if !forced {
+            return Ok(NONE);
+        }
+        if !cl.build_options.contains("CLPIX_WARP_EMULATED=1") {
+            return Err(Error::InvalidEnvironment {
+                var: "CLPIX_BLUR_TENSOR",
+                value: match (wanted.horizontal, wanted.vertical, wanted.fused) {
+                    (_, _, true) => "fused",
+                    (true, true, _) => "1",
+                    (true, false, _) => "horizontal",
+                    _ => "vertical",
+                }
+                .into(),
+                expected: "0 on this device: the tensor-core passes need an NVIDIA GPU, or \
+                           -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+            });
+        }
+    }
+    match cl.program_variant("blur", plain | 1 << TENSOR_BIT) {
+        Ok(_) => Ok(wanted),
+        Err(e @ Error::KernelBuild { .. }) if !forced => {
+            log::warn!(
+                "the tensor-core blur passes did not build on {}; the others instead: {e}",
+                cl.info.name
+            );
+            Ok(NONE)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Outputs along its strip a group of a tensor-core pass takes (rows of the vertical pass,
+/// pixels of the horizontal one, `length` of them): whole blocks of 16, about 256, fewer while
+/// the grid of `across` groups a strip does not fill the device.
+fn tensor_strip(across: usize, length: u32, compute_units: u32) -> usize {
+    let want = 8 * compute_units.max(1) as usize;
+    let mut blocks = 16;
+    while blocks > 1 && across * (length as usize).div_ceil(16 * blocks) < want {
+        blocks /= 2;
+    }
+    16 * blocks
 }
 
 /// Whether the per-radius passes' 32-bit counts hold this image: channels of a row with a tile
@@ -1381,17 +1722,20 @@ fn counts_fit_i32(width: u32, height: u32, w: u32) -> bool {
 /// the caller runs the radius passes or the generic ones, which give the same bits.
 fn gpu_band_u8<S>(
     cl: &Arc<ClEngine>,
-    src: &opencl3::memory::Buffer<S>,
-    dst: &opencl3::memory::Buffer<S>,
-    weights: Arg,
+    (src, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
     (width, height): (u32, u32),
     blur: &GaussianBlur,
+    settings: &GpuSettings,
 ) -> Result<bool> {
     let w = blur.radius;
     if !counts_fit_i32(width, height, w) {
         return Ok(false);
     }
-    let mut shape = band_shape(w);
+    let mut shape = band_shape(w, settings);
     while shape.local_bytes(w) as u64 + 1024 > cl.info.local_mem_bytes {
         if shape.rows == 4 {
             return Ok(false);
@@ -1415,7 +1759,7 @@ fn gpu_band_u8<S>(
         ("blur_band_u8", shape.variant(w), shape.threads),
         (xg, strip),
         &[],
-        "the blur band kernel",
+        ("the blur band kernel", settings.kernel.is_some()),
     )
 }
 
@@ -1436,7 +1780,7 @@ fn launch_strips<S>(
     (kernel, variant, threads): (&'static str, u32, usize),
     (xg, strip): (usize, usize),
     rest: &[Arg],
-    what: &str,
+    (what, forced): (&str, bool),
 ) -> Result<bool> {
     let yg = (height as usize).div_ceil(strip);
     let args = pass_args(
@@ -1448,22 +1792,22 @@ fn launch_strips<S>(
         &[&[Arg::U32(xg as u32), Arg::U32(strip as u32)], rest].concat(),
     );
     let launched = cl.launch_variant(("blur", variant), kernel, &args, xg * yg * threads, threads);
-    finish_per_radius(cl, launched.map(|e| vec![e]), what, blur.radius)
+    finish_per_radius(cl, launched.map(|e| vec![e]), (what, forced), blur.radius)
 }
 
-/// Waits for the per-radius kernels `launched`: `Ok(false)` when they did not build on this
-/// device (said as a `log` warning), for the caller to run the generic passes instead.
+/// Waits for the per-radius kernels `launched` (`what`): `Ok(false)` when they did not build on
+/// this device (said as a `log` warning), for the caller to run the generic passes instead,
+/// unless they were `forced` by `CLPIX_BLUR_GPU` (to measure or test them): then their build
+/// error, so that a measurement or a test never runs another kernel unnoticed.
 fn finish_per_radius(
     cl: &ClEngine,
     launched: Result<Vec<opencl3::event::Event>>,
-    what: &str,
+    (what, forced): (&str, bool),
     w: u32,
 ) -> Result<bool> {
     match launched {
         Ok(events) => cl.finish(&events).map(|()| true),
-        // A kernel forced by CLPIX_BLUR_GPU (to measure or test it) that does not build is an
-        // error: a measurement or a test must not run another kernel unnoticed.
-        Err(e @ Error::KernelBuild { .. }) if std::env::var_os("CLPIX_BLUR_GPU").is_none() => {
+        Err(e @ Error::KernelBuild { .. }) if !forced => {
             log::warn!(
                 "{what} (w = {w}) did not build on {}; the generic passes instead: {e}",
                 cl.info.name
@@ -1485,14 +1829,17 @@ fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
 /// code and registers): the caller runs the two passes, which give the same bits.
 fn gpu_fused_u8<S>(
     cl: &Arc<ClEngine>,
-    src: &opencl3::memory::Buffer<S>,
-    dst: &opencl3::memory::Buffer<S>,
-    weights: Arg,
+    (src, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
     (width, height): (u32, u32),
     blur: &GaussianBlur,
+    settings: &GpuSettings,
 ) -> Result<bool> {
     let w = blur.radius;
-    let per_item = register_columns(w);
+    let per_item = register_columns(w, settings);
     let cols = FUSED_COLUMNS * per_item;
     let xg = (width as usize).div_ceil(cols);
     let strip = register_strip(w, xg, height, cl.info.compute_units);
@@ -1508,7 +1855,7 @@ fn gpu_fused_u8<S>(
         ),
         (xg, strip),
         &[Arg::Local(2 * (cols + 2 * w as usize) * 4)],
-        "the fused blur kernel",
+        ("the fused blur kernel", settings.kernel.is_some()),
     )
 }
 

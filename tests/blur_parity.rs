@@ -157,15 +157,6 @@ fn reference_f32(img: &image::Rgba32FImage, blur: &GaussianBlur) -> Vec<f32> {
     out
 }
 
-fn border() -> impl Strategy<Value = Border> {
-    prop::sample::select(vec![
-        Border::Clamp,
-        Border::Reflect,
-        Border::Wrap,
-        Border::Zero,
-    ])
-}
-
 /// Radii from 0 to beyond the image and the 128-wide tile; large radii only on small images
 /// (so the sequential references stay fast).
 fn blur_for(pixels: u64) -> impl Strategy<Value = GaussianBlur> {

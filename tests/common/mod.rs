@@ -347,3 +347,52 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
         format!("{on_device:?}"),
     ]
 }
+
+/// The four borders.
+pub fn border() -> impl Strategy<Value = clpix::Border> {
+    use clpix::Border;
+    prop::sample::select(vec![
+        Border::Clamp,
+        Border::Reflect,
+        Border::Wrap,
+        Border::Zero,
+    ])
+}
+
+/// `cases` random blurs (an image of [`test_image`], one of `radii`, a border, a sigma) on each
+/// of `engines` against the CPU path, exactly; `label` names the kernels under test in a
+/// failure. A runner made by hand (for tests that set the environment between runs) has no
+/// source file to persist failures beside: none kept.
+pub fn random_blurs_match_cpu(engines: &[&Engine], radii: &[u32], cases: u32, label: &str) {
+    use clpix::GaussianBlur;
+    let cpu = Engine::cpu();
+    let config = ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let strategy = (
+        test_image(),
+        prop::sample::select(radii.to_vec()),
+        border(),
+        0.3f64..30.0,
+    );
+    runner
+        .run(&strategy, |(img, radius, border, sigma)| {
+            let blur = GaussianBlur::new(radius).sigma(sigma).border(border);
+            let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+            for e in engines {
+                let got = e.gaussian_blur(img.view(), &blur).unwrap();
+                prop_assert!(
+                    got == expected,
+                    "{label}: {} {:?} {:?}",
+                    e.backend(),
+                    img,
+                    blur
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}

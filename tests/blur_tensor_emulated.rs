@@ -1,0 +1,71 @@
+//! The GPU blur's passes on tensor cores (the radius-built variant that NVIDIA GPUs run,
+//! `mma.sync` on 8-bit integers), as two passes and fused in one kernel, the instruction emulated through local memory and barriers
+//! (`CLPIX_WARP_EMULATED`), so that their logic (the weights' band, the byte planes, the
+//! sliding windows of pixels and rows, the borders) runs on every device, PoCL included;
+//! against the CPU path, exactly. The PTX itself runs in the blur parity tests on NVIDIA.
+//! Its own test binary: the build options and the forced kernels are set before any engine
+//! exists.
+
+mod common;
+
+use clpix::{Border, Engine, GaussianBlur};
+use common::*;
+
+#[test]
+fn tensor_passes_match_cpu() {
+    // Any options already given (the variants' switches) stay.
+    let given = std::env::var("CLPIX_BUILD_OPTIONS").unwrap_or_default();
+    std::env::set_var(
+        "CLPIX_BUILD_OPTIONS",
+        format!("{given} -D CLPIX_WARP_EMULATED=1"),
+    );
+    std::env::set_var("CLPIX_BLUR_GPU", "radius");
+    let engines = gpu_layout_engines();
+    let cpu = Engine::cpu();
+    // Radii with 1 and 2 halves of 16 rows each side (w = 1, 8; 17, 25, 32: the largest the
+    // passes take), each a program of its own to build (about 10 s on PoCL 3.1); images shorter
+    // than a block, than a half, rows not a multiple of 16, widths not a multiple of a warp's 8
+    // pixels or a group's 32, strided.
+    let radii = [1u32, 8, 17, 25, 32];
+    let fixed = [
+        (make_image(1, 1, 0, Content::White, 1), 1, Border::Clamp),
+        (
+            make_image(37, 5, 0, Content::Random, 2),
+            17,
+            Border::Reflect,
+        ),
+        (make_image(70, 83, 3, Content::Random, 3), 25, Border::Zero),
+        (make_image(33, 200, 0, Content::Random, 4), 32, Border::Wrap),
+        (
+            make_image(
+                64,
+                48,
+                0,
+                Content::TwoColours([0, 0, 0, 255], [255, 255, 255, 255]),
+                5,
+            ),
+            8,
+            Border::Clamp,
+        ),
+        (make_image(9, 300, 1, Content::Random, 6), 8, Border::Clamp),
+    ];
+    // The two passes, then both in one kernel.
+    for tensor in ["1", "fused"] {
+        std::env::set_var("CLPIX_BLUR_TENSOR", tensor);
+        for (img, radius, border) in &fixed {
+            let blur = GaussianBlur::new(*radius).border(*border);
+            let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+            for e in &engines {
+                let got = e.gaussian_blur(img.view(), &blur).unwrap();
+                assert!(
+                    got == expected,
+                    "{tensor}: {} {img:?} {blur:?}",
+                    e.backend()
+                );
+            }
+        }
+        let label = format!("CLPIX_BLUR_TENSOR={tensor}, emulated");
+        let engines: Vec<&Engine> = engines.iter().collect();
+        random_blurs_match_cpu(&engines, &radii, 12, &label);
+    }
+}
