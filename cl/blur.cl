@@ -586,12 +586,16 @@ inline uint bytes4(uint w0, uint w1, uint w2, uint w3, uint b) {
    for each channel its high and low bytes (H[c], L[c]). */
 #define VM_HALF(H, L, h)                                                                   \
     do {                                                                                   \
+        uint2 w_[4];                                                                       \
+        VM_LOAD(w_, h);                                                                    \
+        VM_SPLIT(H, L, w_[0], w_[1], w_[2], w_[3]);                                        \
+    } while (0)
+/* The 4 intermediate pixels of half h for lane (g, tq) into W[4]. */
+#define VM_LOAD(W, h)                                                                      \
+    do {                                                                                   \
         int r_ = top + (int)(h) * 16 + (int)(4u * tq);                                     \
-        uint2 w0_ = vm_load(t, width, height, border, r_, px);                             \
-        uint2 w1_ = vm_load(t, width, height, border, r_ + 1, px);                         \
-        uint2 w2_ = vm_load(t, width, height, border, r_ + 2, px);                         \
-        uint2 w3_ = vm_load(t, width, height, border, r_ + 3, px);                         \
-        VM_SPLIT(H, L, w0_, w1_, w2_, w3_);                                                \
+        _Pragma("unroll") for (int b_ = 0; b_ < 4; ++b_)(W)[b_] =                          \
+            vm_load(t, width, height, border, r_ + b_, px);                                \
     } while (0)
 
 /* Output block j of the vertical sums sh, sm, sl (each channel's D fragments): combined,
@@ -645,8 +649,11 @@ void blur_vm_u8(__global const uint2* t, uint width, uint height, __constant uin
     uint hh[NH][4], hl[NH][4];
 #pragma unroll
     for (uint s = 0; s + 1u < NH; ++s) VM_HALF(hh[s], hl[s], s);
+    uint2 next[4];
+    VM_LOAD(next, NH - 1u);
     for (uint j = 0; j < blocks; ++j) { /* the same for the whole group */
-        VM_HALF(hh[NH - 1u], hl[NH - 1u], j + NH - 1u);
+        VM_SPLIT(hh[NH - 1u], hl[NH - 1u], next[0], next[1], next[2], next[3]);
+        if (j + 1u < blocks) VM_LOAD(next, j + NH); /* a block ahead */
         int4 sh[4], sm[4], sl[4];
         VM_SUMS(hh, hl);
         VM_STORE(j);
@@ -669,20 +676,31 @@ void blur_vm_u8(__global const uint2* t, uint width, uint height, __constant uin
    word a channel (P[c]). */
 #define HM_HALF(P, h)                                                                      \
     do {                                                                                   \
-        long x_ = (long)left + (long)(h) * 16 + (long)(4u * tq);                           \
         uint4 v_;                                                                          \
+        HM_LOAD(v_, h);                                                                    \
+        HM_BYTES(P, v_);                                                                   \
+    } while (0)
+/* The 4 pixels of half h for lane (g, tq) (row `row`, from pixel `left` on), through the
+   border. */
+#define HM_LOAD(V, h)                                                                      \
+    do {                                                                                   \
+        long x_ = (long)left + (long)(h) * 16 + (long)(4u * tq);                           \
         if (x_ >= 0 && x_ + 3 < (long)width) {                                             \
-            v_ = vload4(0, row + x_);                                                      \
+            (V) = vload4(0, row + x_);                                                     \
         } else {                                                                           \
-            v_.x = row_px(row, x_, width, border);                                         \
-            v_.y = row_px(row, x_ + 1, width, border);                                     \
-            v_.z = row_px(row, x_ + 2, width, border);                                     \
-            v_.w = row_px(row, x_ + 3, width, border);                                     \
+            (V).x = row_px(row, x_, width, border);                                        \
+            (V).y = row_px(row, x_ + 1, width, border);                                    \
+            (V).z = row_px(row, x_ + 2, width, border);                                    \
+            (V).w = row_px(row, x_ + 3, width, border);                                    \
         }                                                                                  \
-        (P)[0] = bytes4(v_.x, v_.y, v_.z, v_.w, 0u);                                       \
-        (P)[1] = bytes4(v_.x, v_.y, v_.z, v_.w, 1u);                                       \
-        (P)[2] = bytes4(v_.x, v_.y, v_.z, v_.w, 2u);                                       \
-        (P)[3] = bytes4(v_.x, v_.y, v_.z, v_.w, 3u);                                       \
+    } while (0)
+/* Four pixels as a B-fragment word a channel. */
+#define HM_BYTES(P, V)                                                                     \
+    do {                                                                                   \
+        (P)[0] = bytes4((V).x, (V).y, (V).z, (V).w, 0u);                                   \
+        (P)[1] = bytes4((V).x, (V).y, (V).z, (V).w, 1u);                                   \
+        (P)[2] = bytes4((V).x, (V).y, (V).z, (V).w, 2u);                                   \
+        (P)[3] = bytes4((V).x, (V).y, (V).z, (V).w, 3u);                                   \
     } while (0)
 
 /* Groups of 128 work-items (4 warps of 8 rows, 32 rows a group) walk strips of `strip` pixels
@@ -706,8 +724,11 @@ void blur_hm_u8(__global const uint* src, uint width, uint height, __constant ui
     uint hp[NH][4];
 #pragma unroll
     for (uint s = 0; s + 1u < NH; ++s) HM_HALF(hp[s], s);
+    uint4 next;
+    HM_LOAD(next, NH - 1u);
     for (uint j = 0; j < blocks; ++j) { /* the same for the whole group */
-        HM_HALF(hp[NH - 1u], j + NH - 1u);
+        HM_BYTES(hp[NH - 1u], next);
+        if (j + 1u < blocks) HM_LOAD(next, j + NH); /* a block ahead */
         int4 sh[4], sl[4];
         HM_SUMS(hp);
         HM_RESULT;
@@ -725,86 +746,6 @@ void blur_hm_u8(__global const uint* src, uint width, uint height, __constant ui
         for (uint s = 0; s + 1u < NH; ++s)
 #pragma unroll
             for (uint ch = 0; ch < 4u; ++ch) hp[s][ch] = hp[s + 1u][ch];
-    }
-}
-/* Both passes on the tensor cores in one kernel, the intermediate rows in local memory: 8 bytes
-   of DRAM traffic a pixel instead of 24. A group (4 warps) owns 32 output pixels of a strip of
-   rows, as blur_vm_u8's groups do; each step it filters one more half of 16 input rows of its
-   32 pixels horizontally (each warp 16 pixels of 8 rows, as blur_hm_u8 does, reading the
-   source rows through the vertical border) into a local tile (two, alternating), then each
-   warp takes its new half from the tile into its vertical window and computes a block of 16
-   output rows as blur_vm_u8 does. */
-#define FM_TILE (16u * 32u) /* uint2s: 16 rows of 32 pixels */
-
-__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
-void blur_fm_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
-                uint border, __global uint* dst, uint xg, uint strip) {
-    MMA_SCRATCH
-    __local uint2 tile[2u * FM_TILE];
-    uint lid = get_local_id(0);
-    uint lane = lid & 31u, g = lane >> 2, tq = lane & 3u, warp = lid >> 5;
-    uint grp = get_group_id(0);
-    uint sy = grp / xg;
-    uint xg0 = (grp - sy * xg) * 32u; /* the group's first pixel */
-    uint x0 = xg0 + warp * 8u;       /* the warp's first pixel (vertical part) */
-    uint y0 = sy * strip;
-    uint rows = min(strip, height - y0);
-    uint blocks = (rows + 15u) / 16u;
-    int top = (int)y0 - (int)ML * 16; /* first input row of half 0 of the window */
-    /* The horizontal part: this warp's 16 pixels (xh on) of rows rh + 0..7 of each half. */
-    uint xh = (warp >> 1) * 16u, rh = (warp & 1u) * 8u;
-    int left = (int)(xg0 + xh) - (int)ML * 16;
-    VM_WEIGHTS
-    uint hh[NH][4], hl[NH][4];
-    for (uint s = 0; s < blocks + NH - 1u; ++s) { /* input half s; the same for the group */
-        __local uint2* tl = tile + (s & 1u) * FM_TILE;
-        {
-            /* Horizontal: rows top + 16 s + rh + g of the source, through the border. */
-            long m = blur_map((long)top + 16 * (long)s + (long)(rh + g), height, border);
-            __global const uint* row = src + (size_t)(m < 0 ? 0 : m) * width;
-            uint hp[NH][4];
-#pragma unroll
-            for (uint k = 0; k < NH; ++k) {
-                HM_HALF(hp[k], k);
-                if (m < 0) {
-                    hp[k][0] = 0u;
-                    hp[k][1] = 0u;
-                    hp[k][2] = 0u;
-                    hp[k][3] = 0u;
-                }
-            }
-            int4 sh[4], sl[4];
-            HM_SUMS(hp);
-            HM_RESULT;
-            uint r0 = rh + 2u * tq;
-            tl[r0 * 32u + xh + g] = ta0;
-            tl[(r0 + 1u) * 32u + xh + g] = ta1;
-            tl[r0 * 32u + xh + g + 8u] = tb0;
-            tl[(r0 + 1u) * 32u + xh + g + 8u] = tb1;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        /* Vertical: this lane's rows 4 tq + 0..3 of pixel warp * 8 + g from the tile, into the
-           window's last slot. */
-        {
-            uint2 w0 = tl[(4u * tq) * 32u + warp * 8u + g];
-            uint2 w1 = tl[(4u * tq + 1u) * 32u + warp * 8u + g];
-            uint2 w2 = tl[(4u * tq + 2u) * 32u + warp * 8u + g];
-            uint2 w3 = tl[(4u * tq + 3u) * 32u + warp * 8u + g];
-            VM_SPLIT(hh[NH - 1u], hl[NH - 1u], w0, w1, w2, w3);
-        }
-        if (s + 1u >= NH) { /* the window is full: output block j */
-            uint j = s + 1u - NH;
-            int4 sh[4], sm[4], sl[4];
-            VM_SUMS(hh, hl);
-            VM_STORE(j);
-        }
-#pragma unroll
-        for (uint k = 0; k + 1u < NH; ++k)
-#pragma unroll
-            for (uint ch = 0; ch < 4u; ++ch) {
-                hh[k][ch] = hh[k + 1u][ch];
-                hl[k][ch] = hl[k + 1u][ch];
-            }
     }
 }
 #endif /* the tensor-core passes */

@@ -74,15 +74,17 @@
 //!   bytes and every partial sum stays below 2^22. The CUDA cores' arithmetic could not reach
 //!   the target: a probe of the taps alone (no loads) took 0.50 ms (horizontal, f32) + 0.55 ms
 //!   (vertical, integers) at w = 25 on an H200, above the 1.0 ms that 20× CuPy asks for. On an
-//!   H200 (8192², 2026-11-24): 0.70 ms from w = 3 to 16 and 0.89 ms at w = 20 to 25 (1.03
-//!   ms before the last chunk of an odd number of halves took the k16 instruction), against
-//!   0.84 / 1.10 / 1.36 / 1.83 ms for the band kernel at w = 8 / 12 / 16 / 20 and 2.64 ms for
-//!   the other radius-built passes at w = 25; at w = 6 the band kernel still wins (0.66 ms).
-//!   Up to w = 16 both passes run in one kernel (`blur_fm_u8`: each step filters 16 more rows
-//!   of a group's 32 columns into a local tile, then the vertical part takes them): 0.67 ms,
-//!   and 8 bytes of DRAM traffic a pixel instead of 24 (beyond, it lost: 1.14 ms at w = 20
-//!   and 25). The passes were not bound by DRAM: at w = 8 each moved 12 bytes a pixel at
-//!   2.2–2.4 TB/s, and removing the intermediate saved only 5%.
+//!   H200 (8192², 2026-11-24, before the loads a block ahead): 0.70 ms from w = 3 to 16 and
+//!   0.89 ms at w = 20 to 25 (1.03 ms before the last chunk of an odd number of halves took
+//!   the k16 instruction), against 0.84 / 1.10 / 1.36 / 1.83 ms for the band kernel at
+//!   w = 8 / 12 / 16 / 20 and 2.64 ms for the other radius-built passes at w = 25; at w = 6
+//!   the band kernel still wins (0.66 ms).
+//!   Each pass loads its next half of 16 pixels or rows a block ahead: 0.649–0.650 ms at
+//!   w = 8 and 0.776–0.782 at w = 25 (0.702–0.706 and 0.887–0.891 without). Both passes in
+//!   one kernel, the intermediate rows in a local tile (8 bytes of DRAM traffic a pixel
+//!   instead of 24; branch `experiment/tensor-fused`), took 0.671–0.676 ms at w = 8 (slower
+//!   with its loads a step ahead, 0.698–0.704) and 1.14 ms at w = 20 and 25: the passes are
+//!   not bound by DRAM (at w = 8 each moved 12 bytes a pixel at 2.2–2.4 TB/s).
 //!
 //! `CLPIX_BLUR_GPU=registers`, `band`, `radius` or `two-pass` forces one;
 //! `CLPIX_BLUR_COLUMNS=1|2` the columns a work-item of the fused kernel takes (2 up to w = 4 by
@@ -990,8 +992,10 @@ const REGISTER_DEFAULT_RADIUS: u32 = 2;
 /// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.873 / 1.273, w = 12 1.226 /
 /// 1.575, w = 16 1.549 / 1.974, w = 20 1.828 / 2.251; w = 25 2.846 / 2.655 (its best shape,
 /// (128, 1, 4, 16), before the last 4–9% of the band kernel's gains). GPUs whose radius-built
-/// passes run on tensor cores take those from [`TENSOR_DEFAULT_RADIUS`] on: on an H200 0.70 ms
-/// at w = 8 to 16, 0.89 at w = 20 (band kernel 0.664 ms at w = 6, 0.840 at w = 8).
+/// passes run on tensor cores take those from [`TENSOR_DEFAULT_RADIUS`] on: on an H200 0.65 ms
+/// at w = 8 to 16, 0.78 at w = 20 to 32 (band kernel 0.664 ms at w = 6, 0.840 at w = 8; the
+/// tensor passes took 0.70 ms at w = 3 to 6 before their loads a block ahead, which were not
+/// measured below w = 8).
 const BAND_DEFAULT_RADIUS: u32 = 20;
 
 /// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
@@ -1077,25 +1081,19 @@ impl GpuSettings {
             "8" => Some(8),
             _ => None,
         })?;
-        let tensor = env_setting(
-            "CLPIX_BLUR_TENSOR",
-            "0, 1, horizontal, vertical or fused",
-            |v| {
-                let (horizontal, vertical, fused) = match v {
-                    "0" => (false, false, false),
-                    "1" => (true, true, false),
-                    "horizontal" => (true, false, false),
-                    "vertical" => (false, true, false),
-                    "fused" => (true, true, true),
-                    _ => return None,
-                };
-                Some(TensorPasses {
-                    horizontal,
-                    vertical,
-                    fused,
-                })
-            },
-        )?;
+        let tensor = env_setting("CLPIX_BLUR_TENSOR", "0, 1, horizontal or vertical", |v| {
+            let (horizontal, vertical) = match v {
+                "0" => (false, false),
+                "1" => (true, true),
+                "horizontal" => (true, false),
+                "vertical" => (false, true),
+                _ => return None,
+            };
+            Some(TensorPasses {
+                horizontal,
+                vertical,
+            })
+        })?;
         Ok(GpuSettings {
             kernel,
             columns,
@@ -1497,30 +1495,6 @@ fn gpu_radius_passes_u8<S>(
     let tensor = tensor_passes(cl, plain, settings)?;
     let variant = plain | u32::from(tensor.horizontal || tensor.vertical) << TENSOR_BIT;
     let forced = settings.kernel.is_some();
-    if tensor.fused {
-        // Groups of 4 warps, 8 pixels a warp, as the vertical pass.
-        let xg = (width as usize).div_ceil(TENSOR_GROUP_PIXELS);
-        let strip = tensor_strip(xg, height, cl.info.compute_units);
-        let args = pass_args(
-            Arg::buf(src),
-            (width, height),
-            weights,
-            (w, code),
-            Arg::buf(dst),
-            &[Arg::U32(xg as u32), Arg::U32(strip as u32)],
-        );
-        let groups = xg * (height as usize).div_ceil(strip);
-        let launched = cl
-            .launch_variant(
-                ("blur", variant),
-                "blur_fm_u8",
-                &args,
-                groups * TILE_ITEMS,
-                TILE_ITEMS,
-            )
-            .map(|e| vec![e]);
-        return finish_per_radius(cl, launched, ("the fused tensor-core blur", forced), w);
-    }
     let (hkernel, rest, hgroups) = if tensor.horizontal {
         // Groups of 4 warps of 8 rows; strips of whole blocks of 16 pixels.
         let yg = (height as usize).div_ceil(TENSOR_GROUP_ROWS);
@@ -1613,24 +1587,15 @@ fn radius_variant(w: u32, settings: &GpuSettings) -> u32 {
 /// the times).
 const TENSOR_DEFAULT_RADIUS: u32 = 8;
 
-/// The largest radius at which the tensor-core passes run fused in one kernel by default: on
-/// an H200 (8192², kernel ms, fused / two passes) 0.666–0.667 / 0.701–0.704 from w = 1 to 16,
-/// but 1.139–1.141 / 0.883–0.884 at w = 20 and 25 (5 halves a window: the fused kernel's
-/// horizontal part reads and multiplies all of them each step, where the horizontal pass
-/// slides).
-const TENSOR_FUSED_MAX: u32 = 16;
-
 /// Which of the radius-built passes run on the tensor cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct TensorPasses {
     horizontal: bool,
     vertical: bool,
-    /// Both in one kernel (`blur_fm_u8`), the intermediate rows in local memory.
-    fused: bool,
 }
 
 impl TensorPasses {
-    /// Whether both passes run on the tensor cores (fused or not).
+    /// Whether both passes run on the tensor cores.
     fn both(&self) -> bool {
         self.horizontal && self.vertical
     }
@@ -1638,9 +1603,8 @@ impl TensorPasses {
 
 /// Which of the radius-built passes of variant `plain` run on NVIDIA's tensor cores: both on
 /// NVIDIA GPUs where that program builds (`mma.sync` on 8-bit integers: compute capability
-/// 8.0 and later; elsewhere the f32 tile and the ring of rows, with a warning), in one kernel
-/// up to [`TENSOR_FUSED_MAX`], unless `CLPIX_BLUR_TENSOR` says otherwise (`0`, `1` for the two
-/// passes, `horizontal`, `vertical`, `fused`). A pass forced onto the
+/// 8.0 and later; elsewhere the f32 tile and the ring of rows, with a warning), unless
+/// `CLPIX_BLUR_TENSOR` says otherwise (`0`, `horizontal`, `vertical`). A pass forced onto the
 /// tensor cores that does not build is an error, and so is a device that is not an NVIDIA GPU
 /// unless the instruction is emulated (`-D CLPIX_WARP_EMULATED=1` in `CLPIX_BUILD_OPTIONS`, as
 /// the tests do).
@@ -1648,7 +1612,6 @@ fn tensor_passes(cl: &ClEngine, plain: u32, settings: &GpuSettings) -> Result<Te
     const NONE: TensorPasses = TensorPasses {
         horizontal: false,
         vertical: false,
-        fused: false,
     };
     let (wanted, forced) = match settings.tensor {
         Some(t) if t == NONE => return Ok(NONE),
@@ -1657,7 +1620,6 @@ fn tensor_passes(cl: &ClEngine, plain: u32, settings: &GpuSettings) -> Result<Te
             TensorPasses {
                 horizontal: true,
                 vertical: true,
-                fused: plain & 0xff <= TENSOR_FUSED_MAX,
             },
             false,
         ),
@@ -1672,10 +1634,9 @@ fn tensor_passes(cl: &ClEngine, plain: u32, settings: &GpuSettings) -> Result<Te
         if !cl.build_options.contains("CLPIX_WARP_EMULATED=1") {
             return Err(Error::InvalidEnvironment {
                 var: "CLPIX_BLUR_TENSOR",
-                value: match (wanted.horizontal, wanted.vertical, wanted.fused) {
-                    (_, _, true) => "fused",
-                    (true, true, _) => "1",
-                    (true, false, _) => "horizontal",
+                value: match (wanted.horizontal, wanted.vertical) {
+                    (true, true) => "1",
+                    (true, false) => "horizontal",
                     _ => "vertical",
                 }
                 .into(),

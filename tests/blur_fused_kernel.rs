@@ -36,17 +36,13 @@ fn fused_kernel_matches_cpu_at_every_radius() {
     let band_more: &[u32] = &[3, 8, 25];
     let radius: &[u32] = &[1, 8, 9, 13, 25, 32];
     let radius_more: &[u32] = &[1, 13, 25];
-    // The tensor-core passes on NVIDIA GPUs: fused up to w = 16 by default, the two passes forced
-    // there too (elsewhere a forced tensor pass is an error; blur_tensor_emulated covers them).
-    let tensor_two: &[u32] = &[1, 8, 13];
-    let shapes: [(&str, Settings, &[u32]); 10] = [
+    let shapes: [(&str, Settings, &[u32]); 9] = [
         ("registers", &[("CLPIX_BLUR_COLUMNS", "1")], registers),
         ("registers", &[("CLPIX_BLUR_COLUMNS", "2")], registers),
         ("band", &[], band),
         ("band", &[("CLPIX_BLUR_BAND", "256,1,4,16")], band_more),
         ("band", &[("CLPIX_BLUR_BAND", "128,2,8,32,64")], band_more),
         ("radius", &[], radius),
-        ("radius", &[("CLPIX_BLUR_TENSOR", "1")], tensor_two),
         (
             "radius",
             &[
@@ -89,14 +85,7 @@ fn fused_kernel_matches_cpu_at_every_radius() {
         for (variable, value) in settings {
             std::env::set_var(variable, value);
         }
-        // A shape that forces the tensor cores runs on NVIDIA GPUs only.
-        let engines: Vec<&Engine> = match settings.contains(&("CLPIX_BLUR_TENSOR", "1")) {
-            true => engines
-                .iter()
-                .filter(|e| e.device().is_some_and(|d| d.platform.contains("NVIDIA")))
-                .collect(),
-            false => engines.iter().collect(),
-        };
+        let engines: Vec<&Engine> = engines.iter().collect();
         // Two radii of the shape's for the fixed image below: the largest and a middle one.
         let fixed = [radii[radii.len() - 1], radii[radii.len() / 2]];
         random_blurs_match_cpu(&engines, radii, 16, &format!("{kernel} {settings:?}"));
