@@ -67,7 +67,7 @@
 //!   of 1 to 4 channels of a column in registers and multiplies once a pair of rows (the
 //!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
 //!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
-//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 8 to 32 the radius-built passes
+//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 6 to 32 the radius-built passes
 //!   run on the tensor cores instead (`blur_hm_u8`, `blur_vm_u8`): integer matrix products
 //!   (`mma.sync` on 8-bit integers, inline PTX) of a band of the weights with 32 pixels or
 //!   rows, exact because every 16-bit weight and intermediate value is split into its two
@@ -992,10 +992,9 @@ const REGISTER_DEFAULT_RADIUS: u32 = 2;
 /// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.873 / 1.273, w = 12 1.226 /
 /// 1.575, w = 16 1.549 / 1.974, w = 20 1.828 / 2.251; w = 25 2.846 / 2.655 (its best shape,
 /// (128, 1, 4, 16), before the last 4–9% of the band kernel's gains). GPUs whose radius-built
-/// passes run on tensor cores take those from [`TENSOR_DEFAULT_RADIUS`] on: on an H200 0.65 ms
-/// at w = 8 to 16, 0.78 at w = 20 to 32 (band kernel 0.664 ms at w = 6, 0.840 at w = 8; the
-/// tensor passes took 0.70 ms at w = 3 to 6 before their loads a block ahead, which were not
-/// measured below w = 8).
+/// passes run on tensor cores take those from [`TENSOR_DEFAULT_RADIUS`] on: on an H200
+/// 0.645–0.651 ms from w = 3 to 16, 0.78 at w = 20 and 25 (band kernel 0.455 / 0.499 / 0.664–
+/// 0.667 / 0.840 ms at w = 3 / 4 / 6 / 8).
 const BAND_DEFAULT_RADIUS: u32 = 20;
 
 /// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
@@ -1585,7 +1584,7 @@ fn radius_variant(w: u32, settings: &GpuSettings) -> u32 {
 /// The radius from which GPUs whose radius-built passes both run on tensor cores take those
 /// rather than the band kernel (below [`BAND_DEFAULT_RADIUS`]; see [`BAND_DEFAULT_RADIUS`] for
 /// the times).
-const TENSOR_DEFAULT_RADIUS: u32 = 8;
+const TENSOR_DEFAULT_RADIUS: u32 = 6;
 
 /// Which of the radius-built passes run on the tensor cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
