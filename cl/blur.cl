@@ -28,6 +28,12 @@ inline long blur_map(long p, long n, uint border) {
     return m >= n ? period - m : m;
 }
 
+/* Row p of a side of `height` rows through the border, or -1 for a zero row: blur_map is
+   evaluated only outside (32-bit row arithmetic: the vertical passes call this once a row). */
+inline long blur_row(int p, uint height, uint border) {
+    return (uint)p < height ? (long)p : blur_map(p, height, border);
+}
+
 inline uint4 unpack4(uint p) {
     return (uint4)(p & 0xffu, (p >> 8) & 0xffu, (p >> 16) & 0xffu, p >> 24);
 }
@@ -273,13 +279,8 @@ void blur_hs_u8(__global const uint* src, uint width, uint height, __constant ui
 /* Intermediate row p (through the border; a zero row as zeros) at this work-item's lane: t
    points at the lane in row 0. 32-bit row arithmetic: this runs once an output row. */
 inline VT vs_load(__global const VIN* t, uint lanes, uint height, uint border, int p) {
-    uint r = (uint)p;
-    if (r >= height) {
-        long m = blur_map(p, height, border);
-        if (m < 0) return (VT)(0u);
-        r = (uint)m;
-    }
-    return VCONV(t[(size_t)r * lanes]);
+    long r = blur_row(p, height, border);
+    return r < 0 ? (VT)(0u) : VCONV(t[(size_t)r * lanes]);
 }
 
 __kernel __attribute__((reqd_work_group_size(128, 1, 1)))
@@ -364,11 +365,12 @@ inline int4 mma_u8_emulated(__local const uint* xa, __local const uint* xw, uint
     return d;
 }
 #define MMA_SCRATCH __local uint xa_[128u * NK * 8u], xw_[128u * NH * 8u];
-/* The sums of a block for each channel, as the kernel forms them from
-   the instruction, in loops: one copy of this code, not one an instruction (PoCL 3.1 took 85 s
-   to build those at W = 25). */
-inline void vm_block_emulated(__local const uint* xa, __local const uint* xw, uint lane,
-                              int4* sh, int4* sm, int4* sl) {
+/* The sums of a block for each channel, as VM_SUMS and HM_SUMS form them from the
+   instruction, in loops: one copy of this code, not one an instruction (PoCL 3.1 took 85 s to
+   build those at W = 25). `planes` 2, the vertical pass: sh = qh th, sm = qh tl + ql th,
+   sl = ql tl; 1, the horizontal one: sh = qh p, sl = ql p (sm untouched). */
+inline void block_emulated(__local const uint* xa, __local const uint* xw, uint lane,
+                           uint planes, int4* sh, int4* sm, int4* sl) {
     for (uint ch = 0; ch < 4u; ++ch) {
         int4 h = (int4)(0), m = (int4)(0), l = (int4)(0);
         for (uint c = 0; c < NK; ++c) {
@@ -376,29 +378,15 @@ inline void vm_block_emulated(__local const uint* xa, __local const uint* xw, ui
             uint s1 = (2u * c + 1u) % NH;
             bool two = 2u * c + 1u < NH;
             h = mma_u8_emulated(xa, xw, lane, c, 0u, s0, s1, two, 0u, ch, h);
-            m = mma_u8_emulated(xa, xw, lane, c, 0u, s0, s1, two, 1u, ch, m);
-            m = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, 0u, ch, m);
-            l = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, 1u, ch, l);
-        }
-        sh[ch] = h;
-        sm[ch] = m;
-        sl[ch] = l;
-    }
-}
-/* The horizontal pass's sums of a block: one byte plane of pixels (plane 0 of xw). */
-inline void hm_block_emulated(__local const uint* xa, __local const uint* xw, uint lane,
-                              int4* sh, int4* sl) {
-    for (uint ch = 0; ch < 4u; ++ch) {
-        int4 h = (int4)(0), l = (int4)(0);
-        for (uint c = 0; c < NK; ++c) {
-            uint s0 = 2u * c;
-            uint s1 = (2u * c + 1u) % NH;
-            bool two = 2u * c + 1u < NH;
-            h = mma_u8_emulated(xa, xw, lane, c, 0u, s0, s1, two, 0u, ch, h);
-            l = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, 0u, ch, l);
+            l = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, planes - 1u, ch, l);
+            if (planes == 2u) {
+                m = mma_u8_emulated(xa, xw, lane, c, 0u, s0, s1, two, 1u, ch, m);
+                m = mma_u8_emulated(xa, xw, lane, c, 1u, s0, s1, two, 0u, ch, m);
+            }
         }
         sh[ch] = h;
         sl[ch] = l;
+        if (planes == 2u) sm[ch] = m;
     }
 }
 /* Each lane's A fragments into xa (once; the first block's barrier publishes them). */
@@ -457,7 +445,7 @@ inline void mma_u8_k16(uint4 a, uint b, int4* c) {
                 VM_XW(lane, s_, ch_, 1u) = (HL)[s_][ch_];                                  \
             }                                                                              \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
-        vm_block_emulated(xa, xw, lane, sh, sm, sl);                                       \
+        block_emulated(xa, xw, lane, 2u, sh, sm, sl);                                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
     } while (0)
 #define HM_SUMS(HP)                                                                        \
@@ -465,7 +453,7 @@ inline void mma_u8_k16(uint4 a, uint b, int4* c) {
         for (uint s_ = 0; s_ < NH; ++s_)                                                   \
             for (uint ch_ = 0; ch_ < 4u; ++ch_) VM_XW(lane, s_, ch_, 0u) = (HP)[s_][ch_];  \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
-        hm_block_emulated(xa, xw, lane, sh, sl);                                           \
+        block_emulated(xa, xw, lane, 1u, sh, sh, sl);                                           \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
     } while (0)
 #else
@@ -552,13 +540,8 @@ inline uint4 vm_a(__constant uint* q, uint c, uint g, uint tq, uint shift) {
    (channels 0 | 1 << 16, 2 | 3 << 16). */
 inline uint2 vm_load(__global const uint2* t, uint width, uint height, uint border, int p,
                      uint px) {
-    uint r = (uint)p;
-    if (r >= height) {
-        long m = blur_map(p, height, border);
-        if (m < 0) return (uint2)(0u);
-        r = (uint)m;
-    }
-    return t[(size_t)r * width + px];
+    long r = blur_row(p, height, border);
+    return r < 0 ? (uint2)(0u) : t[(size_t)r * width + px];
 }
 
 /* Byte `b` (0..3) of each of four words, packed in order. Eight byte permutes (inline prmt)

@@ -5,6 +5,7 @@
  *   CLPIX_WG          work-group size of the streaming kernels (1 on CPU devices)
  *   CLPIX_CONTIGUOUS  1 on CPU devices: each work-item walks a contiguous range;
  *                     0 on GPUs: the work-items of a group read neighbouring elements.
+ *   CLPIX_WARP_EMULATED  see below.
  */
 #ifndef CLPIX_COMMON_H
 #define CLPIX_COMMON_H
@@ -14,6 +15,11 @@
 #endif
 #ifndef CLPIX_CONTIGUOUS
 #define CLPIX_CONTIGUOUS 0
+#endif
+/* 1 (the tests): NVIDIA's PTX intrinsics in the NVIDIA program variants (warp ballots, tensor
+   products) emulated through local memory and barriers, so that their logic runs anywhere. */
+#ifndef CLPIX_WARP_EMULATED
+#define CLPIX_WARP_EMULATED 0
 #endif
 
 #define CLPIX_MAX_LUMA 1023u

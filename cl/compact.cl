@@ -783,9 +783,6 @@ void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx
    compact 0.276-0.277 against 0.267-0.269). */
 #define WR_UNROLL_MAX 4u
 
-#ifndef CLPIX_WARP_EMULATED
-#define CLPIX_WARP_EMULATED 0
-#endif
 #if CLPIX_WARP_EMULATED
 /* The intrinsics through local memory and barriers (-D CLPIX_WARP_EMULATED=1): slow, but on
  * any device, so that a test runs this variant's logic on PoCL, which has no PTX. Every call

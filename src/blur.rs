@@ -1626,35 +1626,23 @@ fn tensor_passes(cl: &ClEngine, plain: u32, settings: &GpuSettings) -> Result<Te
     if cl.tuning.contiguous {
         return Ok(NONE);
     }
-    if !cl.info.platform.contains("NVIDIA") {
-        if !forced {
-            return Ok(NONE);
+    let refused = Error::InvalidEnvironment {
+        var: "CLPIX_BLUR_TENSOR",
+        value: match (wanted.horizontal, wanted.vertical) {
+            (true, true) => "1",
+            (true, false) => "horizontal",
+            _ => "vertical",
         }
-        if !cl.build_options.contains("CLPIX_WARP_EMULATED=1") {
-            return Err(Error::InvalidEnvironment {
-                var: "CLPIX_BLUR_TENSOR",
-                value: match (wanted.horizontal, wanted.vertical) {
-                    (true, true) => "1",
-                    (true, false) => "horizontal",
-                    _ => "vertical",
-                }
-                .into(),
-                expected: "0 on this device: the tensor-core passes need an NVIDIA GPU, or \
-                           -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
-            });
-        }
-    }
-    match cl.program_variant("blur", plain | 1 << TENSOR_BIT) {
-        Ok(_) => Ok(wanted),
-        Err(e @ Error::KernelBuild { .. }) if !forced => {
-            log::warn!(
-                "the tensor-core blur passes did not build on {}; the others instead: {e}",
-                cl.info.name
-            );
-            Ok(NONE)
-        }
-        Err(e) => Err(e),
-    }
+        .into(),
+        expected: "0 on this device: the tensor-core passes need an NVIDIA GPU, or \
+                   -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+    };
+    let built = cl.nvidia_variant(
+        ("blur", plain | 1 << TENSOR_BIT),
+        "the tensor-core blur passes",
+        forced.then_some(refused),
+    )?;
+    Ok(if built { wanted } else { NONE })
 }
 
 /// Outputs along its strip a group of a tensor-core pass takes (rows of the vertical pass,

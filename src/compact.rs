@@ -1172,32 +1172,17 @@ fn warp_relocation(cl: &ClEngine) -> Result<bool> {
             false => Ok(false),
         };
     }
-    if !cl.info.platform.contains("NVIDIA") {
-        // Their PTX is for NVIDIA's compiler: another may build it into wrong code (PoCL 3.1
-        // did) or abort the process (PoCL 5's LLVM did). The emulated intrinsics run anywhere.
-        if forced && !cl.build_options.contains("CLPIX_WARP_EMULATED=1") {
-            return Err(Error::InvalidEnvironment {
-                var: "CLPIX_COMPACT_RELOCATE",
-                value: "warp".into(),
-                expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
-                           -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
-            });
-        }
-        if !forced {
-            return Ok(false);
-        }
-    }
-    match cl.program_variant("compact", WARP_RELOCATION) {
-        Ok(_) => Ok(true),
-        Err(e @ Error::KernelBuild { .. }) if !forced => {
-            log::warn!(
-                "the warp relocation did not build on {}; the work-group relocation instead: {e}",
-                cl.info.name
-            );
-            Ok(false)
-        }
-        Err(e) => Err(e),
-    }
+    let refused = Error::InvalidEnvironment {
+        var: "CLPIX_COMPACT_RELOCATE",
+        value: "warp".into(),
+        expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
+                   -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+    };
+    cl.nvidia_variant(
+        ("compact", WARP_RELOCATION),
+        "the warp relocation",
+        forced.then_some(refused),
+    )
 }
 
 fn cl_compact(

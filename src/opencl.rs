@@ -380,7 +380,7 @@ pub(crate) struct ClEngine {
     context: Context,
     queue: CommandQueue,
     pub tuning: Tuning,
-    pub(crate) build_options: String,
+    build_options: String,
     kernel_dir: Option<PathBuf>,
     /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
     serialize_kernels: bool,
@@ -577,6 +577,41 @@ impl ClEngine {
             .entry((name, variant))
             .or_insert(program.clone());
         Ok(program)
+    }
+
+    /// Whether this engine runs the variant `variant` of `program`, written for NVIDIA GPUs
+    /// (inline PTX: warp ballots, tensor-core products): built on NVIDIA GPUs, where a build
+    /// failure falls back to the portable kernels with a `log` warning naming `what`. A variant
+    /// `forced` (by a tuning variable, to measure or test it) does not fall back: its build
+    /// failure is an error, and on any other device so is the `forced` error itself, unless the
+    /// PTX is emulated (`-D CLPIX_WARP_EMULATED=1` in `CLPIX_BUILD_OPTIONS`, as the tests do):
+    /// another compiler may build the PTX into wrong code (PoCL 3.1 did) or abort the process
+    /// (PoCL 5's LLVM did).
+    pub(crate) fn nvidia_variant(
+        &self,
+        (program, variant): (&'static str, u32),
+        what: &str,
+        forced: Option<Error>,
+    ) -> Result<bool> {
+        let is_forced = forced.is_some();
+        if !self.info.platform.contains("NVIDIA") {
+            match forced {
+                None => return Ok(false),
+                Some(e) if !self.build_options.contains("CLPIX_WARP_EMULATED=1") => return Err(e),
+                Some(_) => {}
+            }
+        }
+        match self.program_variant(program, variant) {
+            Ok(_) => Ok(true),
+            Err(e @ Error::KernelBuild { .. }) if !is_forced => {
+                log::warn!(
+                    "{what} did not build on {}; the portable kernels instead: {e}",
+                    self.info.name
+                );
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Sets `args` on a kernel of `program` and enqueues it over `global` work-items in groups of

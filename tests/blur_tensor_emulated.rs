@@ -13,12 +13,7 @@ use common::*;
 
 #[test]
 fn tensor_passes_match_cpu() {
-    // Any options already given (the variants' switches) stay.
-    let given = std::env::var("CLPIX_BUILD_OPTIONS").unwrap_or_default();
-    std::env::set_var(
-        "CLPIX_BUILD_OPTIONS",
-        format!("{given} -D CLPIX_WARP_EMULATED=1"),
-    );
+    emulate_nvidia_intrinsics();
     std::env::set_var("CLPIX_BLUR_GPU", "radius");
     let engines = gpu_layout_engines();
     let cpu = Engine::cpu();

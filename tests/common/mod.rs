@@ -396,3 +396,14 @@ pub fn random_blurs_match_cpu(engines: &[&Engine], radii: &[u32], cases: u32, la
         })
         .unwrap();
 }
+
+/// Builds NVIDIA's program variants with their PTX intrinsics (warp ballots, tensor products)
+/// emulated (`-D CLPIX_WARP_EMULATED=1`), so that their logic runs on any device; any build
+/// options already given (the variants' switches) stay. Call it before any engine exists.
+pub fn emulate_nvidia_intrinsics() {
+    let given = std::env::var("CLPIX_BUILD_OPTIONS").unwrap_or_default();
+    std::env::set_var(
+        "CLPIX_BUILD_OPTIONS",
+        format!("{given} -D CLPIX_WARP_EMULATED=1"),
+    );
+}
