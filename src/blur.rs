@@ -85,6 +85,17 @@
 //!   instead of 24; branch `experiment/tensor-fused`), took 0.671–0.676 ms at w = 8 (slower
 //!   with its loads a step ahead, 0.698–0.704) and 1.14 ms at w = 20 and 25: the passes are
 //!   not bound by DRAM (at w = 8 each moved 12 bytes a pixel at 2.2–2.4 TB/s).
+//!   Three changes on 2026-11-24 took w = 8 from 0.65 to 0.52 ms (H200, 8192², both passes):
+//!   a block's window starts w rows (rounded up to 4) above it rather than a whole half, so up
+//!   to w = 8 it reads 2 halves (one k32 product) instead of 3 (0.589–0.595 ms; vertical
+//!   pass 0.31 → 0.26); neighbouring groups of the horizontal pass take neighbouring strips of
+//!   the same rows rather than the strip below (0.561–0.564; horizontal 0.316 → 0.285); and
+//!   strips by radius ([`tensor_blocks`]: 64 pixels for the horizontal pass up to w = 8, 0.516–
+//!   0.518). w = 25 went from 0.78 to 0.69 ms. Loading 2, 3 or 4 blocks ahead (0.678 / 0.678 /
+//!   0.696 against 0.654 ms then), 8-byte stores in the vertical pass, 16-byte aligned loads
+//!   in the horizontal one, register caps (`-cl-nv-maxrregcount` 64 / 96 / 128: no gain; the
+//!   passes use 62 and 72 registers at w = 8) and the vertical pass walking its strips bottom
+//!   first (to meet the horizontal pass's last rows in L2) made no difference or lost.
 //!
 //! `CLPIX_BLUR_GPU=registers`, `band`, `radius` or `two-pass` forces one;
 //! `CLPIX_BLUR_COLUMNS=1|2` the columns a work-item of the fused kernel takes (2 up to w = 4 by
@@ -993,8 +1004,9 @@ const REGISTER_DEFAULT_RADIUS: u32 = 2;
 /// 1.575, w = 16 1.549 / 1.974, w = 20 1.828 / 2.251; w = 25 2.846 / 2.655 (its best shape,
 /// (128, 1, 4, 16), before the last 4–9% of the band kernel's gains). GPUs whose radius-built
 /// passes run on tensor cores take those from [`TENSOR_DEFAULT_RADIUS`] on: on an H200
-/// 0.645–0.651 ms from w = 3 to 16, 0.78 at w = 20 and 25 (band kernel 0.455 / 0.499 / 0.664–
-/// 0.667 / 0.840 ms at w = 3 / 4 / 6 / 8).
+/// 0.521–0.522 / 0.516–0.518 / 0.584 / 0.631–0.632 / 0.689–0.692 ms at w = 6 / 8 / 12–16 / 20 /
+/// 25 (band kernel 0.664–0.667 / 0.840 ms at w = 6 / 8); forced at w = 2 / 3 / 4 they took
+/// 0.531 / 0.536 / 0.535 ms, against 0.402 (register kernel) / 0.456–0.461 / 0.500–0.502 ms.
 const BAND_DEFAULT_RADIUS: u32 = 20;
 
 /// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
@@ -1497,9 +1509,9 @@ fn gpu_radius_passes_u8<S>(
     let (hkernel, rest, hgroups) = if tensor.horizontal {
         // Groups of 4 warps of 8 rows; strips of whole blocks of 16 pixels.
         let yg = (height as usize).div_ceil(TENSOR_GROUP_ROWS);
-        let strip = tensor_strip(yg, width, cl.info.compute_units);
+        let strip = tensor_strip(yg, width, cl.info.compute_units, tensor_blocks(w).0);
         let xs = (width as usize).div_ceil(strip);
-        let rest = vec![Arg::U32(yg as u32), Arg::U32(strip as u32)];
+        let rest = vec![Arg::U32(xs as u32), Arg::U32(strip as u32)];
         ("blur_hm_u8", rest, xs * yg)
     } else {
         // The tile: TILE_ITEMS × pixels + 2w float4s, one of padding every 8 (HPAD in
@@ -1527,7 +1539,7 @@ fn gpu_radius_passes_u8<S>(
         (
             "blur_vm_u8",
             xg,
-            tensor_strip(xg, height, cl.info.compute_units),
+            tensor_strip(xg, height, cl.info.compute_units, tensor_blocks(w).1),
         )
     } else {
         let lanes = width as usize * (4 / channels as usize);
@@ -1646,15 +1658,37 @@ fn tensor_passes(cl: &ClEngine, plain: u32, settings: &GpuSettings) -> Result<Te
 }
 
 /// Outputs along its strip a group of a tensor-core pass takes (rows of the vertical pass,
-/// pixels of the horizontal one, `length` of them): whole blocks of 16, about 256, fewer while
-/// the grid of `across` groups a strip does not fill the device.
-fn tensor_strip(across: usize, length: u32, compute_units: u32) -> usize {
+/// pixels of the horizontal one, `length` of them): whole blocks of 16, `blocks` of them, fewer
+/// while the grid of `across` groups a strip does not fill the device.
+fn tensor_strip(across: usize, length: u32, compute_units: u32, blocks: usize) -> usize {
     let want = 8 * compute_units.max(1) as usize;
-    let mut blocks = 16;
+    let mut blocks = blocks.max(1);
     while blocks > 1 && across * (length as usize).div_ceil(16 * blocks) < want {
         blocks /= 2;
     }
     16 * blocks
+}
+
+/// Blocks of 16 outputs a strip of the tensor-core passes at radius `w`, (horizontal,
+/// vertical): short strips for the horizontal pass and long ones for the vertical pass, longer
+/// where the halo (w rows or pixels each side) is wider. Measured on the H200 (8192², kernel
+/// ms of both passes; horizontal, vertical blocks):
+///
+/// | blocks | w = 6 | w = 8 | w = 16 | w = 20 | w = 25 |
+/// |---|---|---|---|---|---|
+/// | 16, 16 (before) | 0.559 | 0.561–0.564 | 0.622 | 0.695 | 0.744–0.749 |
+/// | 8, 16 | 0.532–0.538 | 0.535–0.539 | 0.584–0.590 | 0.650–0.655 | 0.702–0.704 |
+/// | 4, 16 | 0.525 | 0.522–0.523 | 0.586 | 0.676–0.677 | 0.747–0.748 |
+/// | 2, 16 | 0.555 | 0.554 | 0.650 | 0.770 | 0.876 |
+/// | 8, 32 | 0.540 | 0.536 | 0.588 | 0.641 | 0.688 |
+/// | 4, 32 | 0.527 | 0.530 | 0.584 | 0.661 | 0.733 |
+/// | 4, 64 | 0.550 | 0.546 | 0.587 | 0.660 | 0.727 |
+fn tensor_blocks(w: u32) -> (usize, usize) {
+    match w {
+        0..=8 => (4, 16),
+        9..=16 => (8, 16),
+        _ => (8, 32),
+    }
 }
 
 /// Whether the per-radius passes' 32-bit counts hold this image: channels of a row with a tile

@@ -353,6 +353,14 @@ impl Arg {
     }
 }
 
+/// Whether `CLPIX_BUILD_LOG` asks for each program's build log on stderr, also after a build
+/// that succeeded (with `-cl-nv-verbose` in `CLPIX_BUILD_OPTIONS`, NVIDIA's log gives each
+/// kernel's registers and spills).
+fn build_log_wanted() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("CLPIX_BUILD_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
 /// Whether `CLPIX_PROFILE` asks for each kernel's time on stderr (each kernel is then waited
 /// for as it is enqueued: for finding the slow step of an operation, not for production).
 fn profile_kernels() -> bool {
@@ -570,6 +578,10 @@ impl ClEngine {
                 device: self.info.name.clone(),
                 log,
             });
+        }
+        if build_log_wanted() {
+            let log = program.get_build_log(id).unwrap_or_default();
+            eprintln!("clpix build {name} variant {variant} [{options}]:\n{log}");
         }
         let program = Arc::new(program);
         // Two threads may have built it at once; either copy is fine.
