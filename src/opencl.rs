@@ -14,7 +14,7 @@ use opencl3::device::{
 };
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
+use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
 use opencl3::program::Program;
 use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
 use std::cell::Cell;
@@ -722,6 +722,12 @@ impl ClEngine {
         result
     }
 
+    /// Waits for every command of the queue (other threads' too), ignoring errors: for error
+    /// paths that must not return while a kernel may still read memory about to be freed.
+    pub(crate) fn drain(&self) {
+        let _ = self.queue.finish();
+    }
+
     /// Waits for the queue and records the summed kernel time of `events` for
     /// [`Engine::last_kernel_time`](crate::Engine::last_kernel_time).
     pub(crate) fn finish(&self, events: &[Event]) -> Result<()> {
@@ -833,6 +839,31 @@ impl ClEngine {
     ) -> Result<Buffer<T>> {
         // SAFETY: the caller keeps `count` elements at `host` alive and untouched.
         unsafe { self.create_buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, count, host, what) }
+    }
+
+    /// A read-only buffer over `count` elements of host memory at `host`
+    /// (`CL_MEM_USE_HOST_PTR`): on a CPU device the kernels read the caller's pixels where they
+    /// are, with no upload.
+    ///
+    /// # Safety
+    /// `host` points to `count` readable elements that stay allocated and unchanged until the
+    /// buffer is dropped and every command using it has finished.
+    pub(crate) unsafe fn buffer_over_host_read_only<T>(
+        &self,
+        host: *const T,
+        count: usize,
+        what: &'static str,
+    ) -> Result<Buffer<T>> {
+        // SAFETY: the caller keeps `count` elements at `host` alive and unchanged; the buffer
+        // is read-only, so nothing writes through the pointer.
+        unsafe {
+            self.create_buffer(
+                CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                count,
+                host.cast_mut(),
+                what,
+            )
+        }
     }
 
     /// Maps `buf` (blocking), calls `f` with its host address and size in bytes, and unmaps it.
@@ -1030,13 +1061,44 @@ impl ClEngine {
 
     /// Reads device parts back into packed RGBA8 bytes.
     pub(crate) fn download(&self, d: &DeviceParts, width: u32, height: u32) -> Result<Vec<u8>> {
-        let mut out = vec![0u32; width as usize * height as usize];
-        for p in &d.parts {
-            let start = p.range.first_pixel(width) as usize;
-            d.owner
-                .read(&p.buffer, 0, &mut out[start..start + p.range.pixels()])?;
+        let parts: Vec<_> = d
+            .parts
+            .iter()
+            .map(|p| {
+                (
+                    &p.buffer,
+                    p.range.first_pixel(width) as usize,
+                    p.range.pixels(),
+                )
+            })
+            .collect();
+        d.owner.read_rgba8(&parts, width as usize * height as usize)
+    }
+
+    /// Packed RGBA8 bytes of `pixels` pixels from `parts` (a buffer, the first pixel it holds
+    /// and how many), read straight into the result's memory, advised to use huge pages: one
+    /// copy into few page faults rather than a copy into 4 KiB pages and a second copy into
+    /// the bytes. The bytes are read as words where they are 4-aligned, as allocations this
+    /// large are; otherwise through a word buffer.
+    pub(crate) fn read_rgba8(
+        &self,
+        parts: &[(&Buffer<u32>, usize, usize)],
+        pixels: usize,
+    ) -> Result<Vec<u8>> {
+        let mut bytes = vec![0u8; pixels * 4];
+        crate::cpu::advise_huge_pages(bytes.as_ptr() as usize, bytes.len());
+        if let Ok(words) = bytemuck::try_cast_slice_mut::<u8, u32>(&mut bytes) {
+            for &(buf, start, count) in parts {
+                self.read(buf, 0, &mut words[start..start + count])?;
+            }
+            return Ok(bytes);
         }
-        Ok(bytemuck::cast_slice(&out).to_vec())
+        let mut words = vec![0u32; pixels];
+        for &(buf, start, count) in parts {
+            self.read(buf, 0, &mut words[start..start + count])?;
+        }
+        bytes.copy_from_slice(bytemuck::cast_slice(&words));
+        Ok(bytes)
     }
 
     /// Runs `f(buffer, range)` over the image in parts that fit one buffer each, in scan order.
@@ -1065,6 +1127,31 @@ impl ClEngine {
             ImageInput::Host(v) => v,
         };
         let ranges = self.part_ranges(view.width(), view.height());
+        // A CPU device reads packed, 4-aligned host pixels where they are, with no upload.
+        let in_place = view
+            .packed_bytes()
+            .filter(|b| self.tuning.contiguous && b.as_ptr() as usize % 4 == 0);
+        if let Some(bytes) = in_place {
+            for r in ranges {
+                let start = r.first_pixel(view.width()) as usize * 4;
+                let part = &bytes[start..start + r.pixels() * 4];
+                // SAFETY: `part` holds r.pixels() pixels at a 4-aligned address, borrowed for
+                // this call; the queue is drained before the buffer is dropped, so no kernel
+                // reads them after that.
+                let buffer = unsafe {
+                    self.buffer_over_host_read_only(
+                        part.as_ptr().cast::<u32>(),
+                        r.pixels(),
+                        "an image part",
+                    )?
+                };
+                let done = f(&buffer, r);
+                self.drain();
+                drop(buffer);
+                done?;
+            }
+            return Ok(());
+        }
         let Some(largest) = ranges.iter().map(|r| r.pixels()).max() else {
             return Ok(());
         };

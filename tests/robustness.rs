@@ -51,6 +51,42 @@ proptest! {
     }
 }
 
+/// Packed views that start 0 to 7 bytes into their buffer: CPU devices read 4-aligned pixels
+/// in place (a buffer over the caller's memory, in parts where the engine is capped) and
+/// upload the others; both give the CPU's answer, and so does the blur to a device image.
+#[test]
+fn packed_views_at_any_byte_offset_give_the_right_answer() {
+    let mut s = 7u64;
+    for (width, height) in [(1u32, 1u32), (37, 23), (130, 3), (70, 40)] {
+        let data: Vec<u8> = (0..width as usize * height as usize * 4 + 8)
+            .map(|_| splitmix(&mut s) as u8)
+            .collect();
+        for offset in 0..8 {
+            let bytes = &data[offset..offset + width as usize * height as usize * 4];
+            let view = ImageView::new(bytes, width, height).expect("a packed view");
+            let expected = every_op(&Engine::cpu(), ImageInput::Host(view));
+            for e in engines() {
+                assert_eq!(
+                    every_op(e, ImageInput::Host(view)),
+                    expected,
+                    "{} ({width}x{height}, offset {offset})",
+                    e.backend()
+                );
+                let blur = clpix::GaussianBlur::new(3);
+                let on_device = e
+                    .gaussian_blur_device(view, &blur)
+                    .and_then(|d| e.download(&d));
+                assert_eq!(
+                    on_device.ok(),
+                    Engine::cpu().gaussian_blur(view, &blur).ok(),
+                    "{} ({width}x{height}, offset {offset})",
+                    e.backend()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn one_engine_shared_by_8_threads_gives_the_single_threaded_results() {
     let mut all = vec![Engine::cpu()];
