@@ -245,6 +245,7 @@ inline float4 u8x4_to_float4(uint p) {
 #define VPACK(v) ((uchar)(v))
 #endif
 #if ((CLPIX_VARIANT >> 8) & 0xf) == 0 /* the two passes (not the band kernel) */
+#if (CLPIX_VARIANT & 0xff) <= 32 /* the CUDA-core passes; beyond, the tensor-core ones only */
 
 __kernel __attribute__((reqd_work_group_size(128, 1, 1)))
 void blur_hs_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
@@ -324,6 +325,7 @@ void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint*
         }
     }
 }
+#endif /* the CUDA-core passes */
 #if (CLPIX_VARIANT >> 28) & 1 /* the vertical pass on NVIDIA's tensor cores */
 /* The vertical pass as integer matrix products on NVIDIA's tensor cores (mma.sync m16n8k32 on
    u8, compute capability 8.0 and later, through inline PTX), exact: a warp owns 8 pixels of a

@@ -67,8 +67,9 @@
 //!   of 1 to 4 channels of a column in registers and multiplies once a pair of rows (the
 //!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
 //!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
-//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 6 to 32 the radius-built passes
-//!   run on the tensor cores instead (`blur_hm_u8`, `blur_vm_u8`): integer matrix products
+//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 6 to 48 the radius-built passes
+//!   run on the tensor cores instead (from w = 33 in place of the generic passes; their
+//!   programs beyond w = 32 hold these passes only, so both run there or neither) (`blur_hm_u8`, `blur_vm_u8`): integer matrix products
 //!   (`mma.sync` on 8-bit integers, inline PTX) of a band of the weights with 32 pixels or
 //!   rows, exact because every 16-bit weight and intermediate value is split into its two
 //!   bytes and every partial sum stays below 2^22. The CUDA cores' arithmetic could not reach
@@ -1174,14 +1175,17 @@ enum GpuBlur {
 
 /// Which RGBA8 kernels a GPU runs at radius `w`: the register kernel up to
 /// [`REGISTER_DEFAULT_RADIUS`], the band kernel up to [`BAND_DEFAULT_RADIUS`], the radius-built
-/// passes up to [`RADIUS_PASSES_MAX`], the generic passes beyond. `CLPIX_BLUR_GPU=registers`
-/// (up to [`REGISTER_MAX_RADIUS`]), `band` or `radius` (up to [`RADIUS_PASSES_MAX`]) or
+/// passes up to [`RADIUS_PASSES_MAX`], the generic passes beyond (`cl_passes` takes the
+/// tensor-core passes instead where they run). `CLPIX_BLUR_GPU=registers` (up to
+/// [`REGISTER_MAX_RADIUS`]), `band` (up to [`RADIUS_PASSES_MAX`]), `radius` (up to
+/// [`RADIUS_PASSES_MAX`], or [`TENSOR_MAX_RADIUS`] where the tensor-core passes run) or
 /// `two-pass` forces a choice, to measure them.
 fn gpu_kernel(w: u32, settings: &GpuSettings) -> GpuBlur {
     let (fused, band, radius) = match settings.kernel {
         Some(GpuBlur::FusedRegisters) => (REGISTER_MAX_RADIUS, 0, 0),
         Some(GpuBlur::Band) => (0, RADIUS_PASSES_MAX, 0),
-        Some(GpuBlur::RadiusPasses) => (0, 0, RADIUS_PASSES_MAX),
+        // Beyond RADIUS_PASSES_MAX only where the tensor-core passes run (else the generic).
+        Some(GpuBlur::RadiusPasses) => (0, 0, TENSOR_MAX_RADIUS),
         Some(GpuBlur::TwoPass) => (0, 0, 0),
         None => (
             REGISTER_DEFAULT_RADIUS,
@@ -1437,6 +1441,14 @@ fn cl_passes<S, D>(
             {
                 GpuBlur::RadiusPasses
             }
+            // Beyond the CUDA-core passes, the tensor-core passes where they run.
+            GpuBlur::TwoPass
+                if settings.kernel.is_none()
+                    && (RADIUS_PASSES_MAX + 1..=TENSOR_MAX_RADIUS).contains(&w)
+                    && tensor_passes(cl, radius_variant(w, &settings), &settings)?.both() =>
+            {
+                GpuBlur::RadiusPasses
+            }
             choice => choice,
         },
         _ => GpuBlur::TwoPass,
@@ -1483,7 +1495,8 @@ fn cl_passes<S, D>(
     result
 }
 
-/// The RGBA8 two passes built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`]) from `src`
+/// The RGBA8 two passes built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`], or
+/// [`TENSOR_MAX_RADIUS`] where both run on the tensor cores) from `src`
 /// through `tmp` (u16 intermediate, 8 bytes a pixel) into `dst`. `Ok(false)` when this device
 /// cannot build them, its local memory cannot hold the horizontal tile or the image is too
 /// large for their 32-bit counts (rows of 2^29 pixels, 2^31 rows): the caller runs the generic
@@ -1507,6 +1520,9 @@ fn gpu_radius_passes_u8<S>(
     let (channels, pixels) = radius_pass_shape(w, settings);
     let plain = radius_variant(w, settings);
     let tensor = tensor_passes(cl, plain, settings)?;
+    if w > RADIUS_PASSES_MAX && !tensor.both() {
+        return Ok(false); // beyond 32 the variant holds the tensor-core passes only
+    }
     let variant = plain | u32::from(tensor.horizontal || tensor.vertical) << TENSOR_BIT;
     let forced = settings.kernel.is_some();
     let (hkernel, rest, hgroups) = if tensor.horizontal {
@@ -1595,6 +1611,14 @@ fn radius_variant(w: u32, settings: &GpuSettings) -> u32 {
     let (channels, pixels) = radius_pass_shape(w, settings);
     w | channels << 20 | pixels << 24
 }
+
+/// The largest radius of the tensor-core passes (their programs beyond [`RADIUS_PASSES_MAX`]
+/// hold those passes only): from w = 33 to here NVIDIA GPUs take them instead of the generic
+/// passes. 48 keeps their emulation (the tests') within 48 KiB of local memory: 7 halves of
+/// 16 rows a block and 4 chunks of weights, 44 KiB a group. On an H200 (8192², kernel ms):
+/// w = 40 0.741 (generic passes 5.215), w = 48 0.810, w = 64 (generic) 8.07; 96 and 134
+/// registers (horizontal, vertical) at w = 40, 128 and 137 at w = 48, no spills.
+const TENSOR_MAX_RADIUS: u32 = 48;
 
 /// The radius from which GPUs whose radius-built passes both run on tensor cores take those
 /// rather than the band kernel (below [`BAND_DEFAULT_RADIUS`]; see [`BAND_DEFAULT_RADIUS`] for

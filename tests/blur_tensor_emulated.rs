@@ -17,11 +17,12 @@ fn tensor_passes_match_cpu() {
     std::env::set_var("CLPIX_BLUR_GPU", "radius");
     let engines = gpu_layout_engines();
     let cpu = Engine::cpu();
-    // Radii with 1 and 2 halves of 16 rows each side (w = 1, 8; 17, 25, 32: the largest the
-    // passes take), each a program of its own to build (about 10 s on PoCL 3.1); images shorter
-    // than a block, than a half, rows not a multiple of 16, widths not a multiple of a warp's 8
-    // pixels or a group's 32, strided.
-    let radii = [1u32, 8, 17, 25, 32];
+    // Radii whose blocks read 2 to 7 halves of 16 rows (w = 1, 8; 17; 25, 32; 40; 48: the
+    // largest the passes take; from 33 their programs hold no CUDA-core passes), each a
+    // program of its own to build (about 10 s on PoCL 3.1); images shorter than a block, than a
+    // half, rows not a multiple of 16, widths not a multiple of a warp's 8 pixels or a group's
+    // 32, strided.
+    let radii = [1u32, 8, 17, 25, 32, 40, 48];
     let fixed = [
         (make_image(1, 1, 0, Content::White, 1), 1, Border::Clamp),
         (
@@ -31,6 +32,12 @@ fn tensor_passes_match_cpu() {
         ),
         (make_image(70, 83, 3, Content::Random, 3), 25, Border::Zero),
         (make_image(33, 200, 0, Content::Random, 4), 32, Border::Wrap),
+        (
+            make_image(50, 130, 2, Content::Random, 7),
+            48,
+            Border::Reflect,
+        ),
+        (make_image(20, 3, 0, Content::Random, 8), 40, Border::Clamp),
         (
             make_image(
                 64,

@@ -169,6 +169,8 @@ fn radius_cases() -> Vec<Case> {
         blur_case!("blur_w16", 16),
         blur_case!("blur_w20", 20),
         blur_case!("blur_w40", 40),
+        blur_case!("blur_w48", 48),
+        blur_case!("blur_w64", 64),
     ]
 }
 
