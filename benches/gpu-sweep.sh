@@ -61,9 +61,9 @@ run)
     for r in 2 4; do echo "CLPIX_HISTOGRAM_REPLICAS=$r"; CLPIX_HISTOGRAM_REPLICAS=$r ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops histogram_rgba,histogram_luminance; done
     radii=blur_w2,blur_w4,blur_w6,blur_w8,blur_w12,blur_w16,blur_w20,blur_w25
     for m in registers band radius two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii; done
-    # The radius-built passes on the tensor cores (NVIDIA's default from w = 6 to 48), one of them, or
+    # The radius-built passes on the tensor cores (NVIDIA's default from w = 6 to 64), one of them, or
     # neither (beyond w = 32 both or neither: the generic passes).
-    for t in 1 horizontal vertical 0; do echo "CLPIX_BLUR_GPU=radius CLPIX_BLUR_TENSOR=$t"; CLPIX_BLUR_GPU=radius CLPIX_BLUR_TENSOR=$t ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii,blur_w40,blur_w48; done
+    for t in 1 horizontal vertical 0; do echo "CLPIX_BLUR_GPU=radius CLPIX_BLUR_TENSOR=$t"; CLPIX_BLUR_GPU=radius CLPIX_BLUR_TENSOR=$t ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii,blur_w40,blur_w48,blur_w64; done
     # The band kernel's shapes (work-items, channels, pixels, rows a step) beyond its defaults.
     for w in 20 25; do
       for sh in 128,2,4,8 128,2,8,16 128,1,4,16 128,4,8,4; do echo "CLPIX_BLUR_BAND=$sh blur_w$w"; CLPIX_BLUR_GPU=band CLPIX_BLUR_BAND=$sh ./bench --size 8192 --reps 10 --backends opencl --device nvidia --ops blur_w$w 2>&1 | grep "^| blur"; done

@@ -367,7 +367,9 @@ inline int4 mma_u8_emulated(__local const uint* xa, __local const uint* xw, uint
     }
     return d;
 }
-#define MMA_SCRATCH __local uint xa_[128u * NK * 8u], xw_[128u * NH * 8u];
+/* xa: the A fragments, the same in every warp (one copy a group, written by the first warp);
+   xw: each warp's window. At W = 64, 5 + 36 KiB. */
+#define MMA_SCRATCH __local uint xa_[32u * NK * 8u], xw_[128u * NH * 8u];
 /* The sums of a block for each channel, as VM_SUMS and HM_SUMS form them from the
    instruction, in loops: one copy of this code, not one an instruction (PoCL 3.1 took 85 s to
    build those at W = 25). `planes` 2, the vertical pass: sh = qh th, sm = qh tl + ql th,
@@ -392,11 +394,11 @@ inline void block_emulated(__local const uint* xa, __local const uint* xw, uint 
         if (planes == 2u) sm[ch] = m;
     }
 }
-/* Each lane's A fragments into xa (once; the first block's barrier publishes them). */
+/* The first warp's A fragments into xa (once; the first block's barrier publishes them). */
 #define VM_PUBLISH_A                                                                       \
-    __local uint* xa = xa_ + (lid & ~31u) * NK * 8u;                                       \
+    __local uint* xa = xa_;                                                                \
     __local uint* xw = xw_ + (lid & ~31u) * NH * 8u;                                       \
-    for (uint c = 0; c < NK; ++c)                                                          \
+    for (uint c = 0; c < NK && lid < 32u; ++c)                                             \
         for (uint p = 0; p < 2u; ++p) {                                                    \
             uint4 a = p ? al[c] : ah[c];                                                   \
             VM_XA(lane, c, p, 0u) = a.x;                                                   \

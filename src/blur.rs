@@ -67,7 +67,7 @@
 //!   of 1 to 4 channels of a column in registers and multiplies once a pair of rows (the
 //!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
 //!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
-//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 6 to 48 the radius-built passes
+//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 6 to 64 the radius-built passes
 //!   run on the tensor cores instead (from w = 33 in place of the generic passes; their
 //!   programs beyond w = 32 hold these passes only, so both run there or neither) (`blur_hm_u8`, `blur_vm_u8`): integer matrix products
 //!   (`mma.sync` on 8-bit integers, inline PTX) of a band of the weights with 32 pixels or
@@ -1614,11 +1614,12 @@ fn radius_variant(w: u32, settings: &GpuSettings) -> u32 {
 
 /// The largest radius of the tensor-core passes (their programs beyond [`RADIUS_PASSES_MAX`]
 /// hold those passes only): from w = 33 to here NVIDIA GPUs take them instead of the generic
-/// passes. 48 keeps their emulation (the tests') within 48 KiB of local memory: 7 halves of
-/// 16 rows a block and 4 chunks of weights, 44 KiB a group. On an H200 (8192², kernel ms):
-/// w = 40 0.741 (generic passes 5.215), w = 48 0.810, w = 64 (generic) 8.07; 96 and 134
-/// registers (horizontal, vertical) at w = 40, 128 and 137 at w = 48, no spills.
-const TENSOR_MAX_RADIUS: u32 = 48;
+/// passes. 64 keeps their emulation (the tests') within 48 KiB of local memory: 9 halves of
+/// 16 rows a block a warp and 5 chunks of weights a group, 41 KiB. On an H200 (8192², kernel
+/// ms): w = 40 0.741–0.745 (generic passes 5.215), w = 48 0.810–0.816, w = 64 0.979–0.984
+/// (generic 8.07); 96 and 134 registers (horizontal, vertical) at w = 40, 128 and 137 at
+/// w = 48, 130 and 177 at w = 64, no spills.
+const TENSOR_MAX_RADIUS: u32 = 64;
 
 /// The radius from which GPUs whose radius-built passes both run on tensor cores take those
 /// rather than the band kernel (below [`BAND_DEFAULT_RADIUS`]; see [`BAND_DEFAULT_RADIUS`] for

@@ -17,12 +17,12 @@ fn tensor_passes_match_cpu() {
     std::env::set_var("CLPIX_BLUR_GPU", "radius");
     let engines = gpu_layout_engines();
     let cpu = Engine::cpu();
-    // Radii whose blocks read 2 to 7 halves of 16 rows (w = 1, 8; 17; 25, 32; 40; 48: the
+    // Radii whose blocks read 2 to 9 halves of 16 rows (w = 1, 8; 17; 25, 32; 40; 48; 64: the
     // largest the passes take; from 33 their programs hold no CUDA-core passes), each a
     // program of its own to build (about 10 s on PoCL 3.1); images shorter than a block, than a
     // half, rows not a multiple of 16, widths not a multiple of a warp's 8 pixels or a group's
     // 32, strided.
-    let radii = [1u32, 8, 17, 25, 32, 40, 48];
+    let radii = [1u32, 8, 17, 25, 32, 40, 48, 64];
     let fixed = [
         (make_image(1, 1, 0, Content::White, 1), 1, Border::Clamp),
         (
@@ -38,6 +38,7 @@ fn tensor_passes_match_cpu() {
             Border::Reflect,
         ),
         (make_image(20, 3, 0, Content::Random, 8), 40, Border::Clamp),
+        (make_image(90, 150, 0, Content::Random, 9), 64, Border::Wrap),
         (
             make_image(
                 64,
