@@ -704,7 +704,7 @@ void blur_hm_u8(__global const uint* src, uint width, uint height, __constant ui
     uint lid = get_local_id(0);
     uint lane = lid & 31u, g = lane >> 2, tq = lane & 3u;
     uint grp = get_group_id(0);
-    uint sy = grp / xs, sx = grp - sy * xs;      /* neighbouring groups: neighbouring strips */
+    uint sy = grp / xs, sx = grp - sy * xs; /* neighbouring groups: neighbouring strips */
     uint y0 = sy * 32u + (lid >> 5) * 8u; /* the warp's first row */
     __global const uint* row = src + (size_t)min(y0 + g, height - 1u) * width;
     uint x0 = sx * strip;
