@@ -437,61 +437,46 @@ inline void mma_u8_k16(uint4 a, uint b, int4* c) {
     } while (0)
 #endif
 
-/* The sums of one block into sh, sm, sl (int4[4] each: a channel's D fragments): vertical
-   (VM_SUMS, from the window's high and low byte planes HH, HL) and horizontal (HM_SUMS into
-   sh, sl, from the window of pixel bytes HP). Emulated, each lane publishes its window and
-   the instruction's results come from the other lanes' words, between two barriers. */
+/* The sums of one block for each channel into sh, SM, sl (int4[4] each: a channel's D
+   fragments) from the window's byte planes HH, HL: `planes` 2, the vertical pass (the
+   intermediate's high and low bytes): sh = qh th, sm = qh tl + ql th, sl = ql tl; 1, the
+   horizontal pass (HH = HL: the pixels): sh = qh p, sl = ql p (SM untouched). Emulated, each
+   lane publishes its window and the products come from the other lanes' words, between two
+   barriers. */
 #if CLPIX_WARP_EMULATED
-#define VM_SUMS(HH, HL)                                                                    \
+#define BLOCK_SUMS(HH, HL, SM, planes)                                                     \
     do {                                                                                   \
         for (uint s_ = 0; s_ < NH; ++s_)                                                   \
             for (uint ch_ = 0; ch_ < 4u; ++ch_) {                                          \
                 VM_XW(lane, s_, ch_, 0u) = (HH)[s_][ch_];                                  \
-                VM_XW(lane, s_, ch_, 1u) = (HL)[s_][ch_];                                  \
+                if ((planes) == 2u) VM_XW(lane, s_, ch_, 1u) = (HL)[s_][ch_];              \
             }                                                                              \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
-        block_emulated(xa, xw, lane, 2u, sh, sm, sl);                                       \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
-    } while (0)
-#define HM_SUMS(HP)                                                                        \
-    do {                                                                                   \
-        for (uint s_ = 0; s_ < NH; ++s_)                                                   \
-            for (uint ch_ = 0; ch_ < 4u; ++ch_) VM_XW(lane, s_, ch_, 0u) = (HP)[s_][ch_];  \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
-        block_emulated(xa, xw, lane, 1u, sh, sh, sl);                                           \
+        block_emulated(xa, xw, lane, (planes), sh, SM, sl);                                \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
     } while (0)
 #else
-#define VM_SUMS(HH, HL)                                                                    \
+#define BLOCK_SUMS(HH, HL, SM, planes)                                                     \
     do {                                                                                   \
         _Pragma("unroll") for (uint ch_ = 0; ch_ < 4u; ++ch_) {                            \
             sh[ch_] = (int4)(0);                                                           \
-            sm[ch_] = (int4)(0);                                                           \
             sl[ch_] = (int4)(0);                                                           \
+            if ((planes) == 2u) (SM)[ch_] = (int4)(0);                                     \
             _Pragma("unroll") for (uint c_ = 0; c_ < NK; ++c_) {                           \
                 uint s0_ = 2u * c_, s1_ = (2u * c_ + 1u) % NH;                             \
                 bool two_ = 2u * c_ + 1u < NH;                                             \
                 MMA_CHUNK(ah[c_], (HH)[s0_][ch_], (HH)[s1_][ch_], two_, sh[ch_]);          \
-                MMA_CHUNK(ah[c_], (HL)[s0_][ch_], (HL)[s1_][ch_], two_, sm[ch_]);          \
-                MMA_CHUNK(al[c_], (HH)[s0_][ch_], (HH)[s1_][ch_], two_, sm[ch_]);          \
+                if ((planes) == 2u) {                                                      \
+                    MMA_CHUNK(ah[c_], (HL)[s0_][ch_], (HL)[s1_][ch_], two_, (SM)[ch_]);    \
+                    MMA_CHUNK(al[c_], (HH)[s0_][ch_], (HH)[s1_][ch_], two_, (SM)[ch_]);    \
+                }                                                                          \
                 MMA_CHUNK(al[c_], (HL)[s0_][ch_], (HL)[s1_][ch_], two_, sl[ch_]);          \
             }                                                                              \
         }                                                                                  \
     } while (0)
-#define HM_SUMS(HP)                                                                        \
-    do {                                                                                   \
-        _Pragma("unroll") for (uint ch_ = 0; ch_ < 4u; ++ch_) {                            \
-            sh[ch_] = (int4)(0);                                                           \
-            sl[ch_] = (int4)(0);                                                           \
-            _Pragma("unroll") for (uint c_ = 0; c_ < NK; ++c_) {                           \
-                uint s0_ = 2u * c_, s1_ = (2u * c_ + 1u) % NH;                             \
-                bool two_ = 2u * c_ + 1u < NH;                                             \
-                MMA_CHUNK(ah[c_], (HP)[s0_][ch_], (HP)[s1_][ch_], two_, sh[ch_]);          \
-                MMA_CHUNK(al[c_], (HP)[s0_][ch_], (HP)[s1_][ch_], two_, sl[ch_]);          \
-            }                                                                              \
-        }                                                                                  \
-    } while (0)
 #endif
+#define VM_SUMS(HH, HL) BLOCK_SUMS(HH, HL, sm, 2u)
+#define HM_SUMS(HP) BLOCK_SUMS(HP, HP, sh, 1u)
 
 /* The horizontal block's intermediate values from sh, sl: t = (2^8 sh + sl + 128) >> 8 as 4
    u16 a pixel (two words), at pixel g and rows 2 tq (ta0), 2 tq + 1 (ta1), and at pixel g + 8

@@ -127,7 +127,7 @@
 //! gathering, and [`Engine::gaussian_blur_device`] uploads a banded result again in the parts
 //! that [`Engine::upload`] makes.
 
-use crate::cpu::advise_huge_pages;
+use crate::cpu::{advise_huge_pages, alloc_zeroed};
 use crate::engine::{Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::{check_pixel_count, DeviceImage, ImageInput, Storage};
@@ -425,8 +425,7 @@ impl Engine {
                 let n = w as usize * h as usize;
                 let bytes = match cl_blur_u8(cl, input, blur, true)? {
                     ClOut::Empty => return Ok(RgbaImage::new(w, h)),
-                    ClOut::Host(px) => return pixels_to_image(w, h, &px),
-                    ClOut::Bytes(bytes) => bytes,
+                    ClOut::Host(bytes) => bytes,
                     ClOut::Buffer(buf) => cl.read_rgba8(&[(&buf, 0, n)], n)?,
                 };
                 bytes_to_image(w, h, bytes)
@@ -468,12 +467,7 @@ impl Engine {
                 let parts = match cl_blur_u8(cl, input, blur, false)? {
                     ClOut::Empty => Vec::new(),
                     // Blurred in bands: uploaded in the parts every operation expects.
-                    ClOut::Host(px) => {
-                        let img = pixels_to_image(width, height, &px)?;
-                        cl.upload(&crate::ImageView::from(&img))?.parts
-                    }
-                    // Not asked for (`to_host` false); handled all the same.
-                    ClOut::Bytes(bytes) => {
+                    ClOut::Host(bytes) => {
                         let img = bytes_to_image(width, height, bytes)?;
                         cl.upload(&crate::ImageView::from(&img))?.parts
                     }
@@ -695,15 +689,6 @@ mod kern_vf32 {
             }
         }
     }
-}
-
-/// A zeroed vector for a large result. On Linux the allocation (fresh, untouched zero pages
-/// from `mmap`) is advised to use transparent huge pages, as NumPy does for its arrays: a
-/// 64 MiB image then costs 32 page faults instead of 16384, which took more time than the blur.
-fn alloc_zeroed<T: Copy + Default + bytemuck::Zeroable>(len: usize) -> Vec<T> {
-    let v = vec![T::default(); len];
-    advise_huge_pages(v.as_ptr() as usize, len * std::mem::size_of::<T>());
-    v
 }
 
 /// A device buffer for a large result or intermediate. On a CPU device the buffer's memory is the host's:
@@ -1921,10 +1906,6 @@ fn gpu_two_pass<S>(
 }
 
 /// Packed pixels as an RGBA8 image.
-fn pixels_to_image(width: u32, height: u32, px: &[u32]) -> Result<RgbaImage> {
-    bytes_to_image(width, height, bytemuck::cast_slice(px).to_vec())
-}
-
 fn bytes_to_image(width: u32, height: u32, bytes: Vec<u8>) -> Result<RgbaImage> {
     RgbaImage::from_raw(width, height, bytes).ok_or(Error::ImageTooLarge {
         width: width as u64,
@@ -1939,29 +1920,13 @@ enum ClOut {
     Empty,
     /// The whole result in one device buffer.
     Buffer(opencl3::memory::Buffer<u32>),
-    /// The result of a blur in bands (an image larger than one buffer), on the host.
-    Host(Vec<u32>),
-    /// The whole result as packed RGBA8 bytes on the host, written there by a CPU device.
-    Bytes(Vec<u8>),
-}
-
-/// Drains the engine's queue when dropped: held while kernels may read host memory that
-/// the current function owns or borrows.
-struct DrainOnDrop<'a> {
-    engine: &'a ClEngine,
-    armed: bool,
-}
-
-impl Drop for DrainOnDrop<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.engine.drain();
-        }
-    }
+    /// The whole result as packed RGBA8 bytes on the host: blurred in bands (an image larger
+    /// than one buffer), or written there by a CPU device.
+    Host(Vec<u8>),
 }
 
 /// The RGBA8 blur on a device; `to_host` when the caller wants the result on the host (a CPU
-/// device then writes it there directly: [`ClOut::Bytes`]).
+/// device then writes it there directly: [`ClOut::Host`]).
 fn cl_blur_u8(
     cl: &Arc<ClEngine>,
     input: ImageInput<'_>,
@@ -1980,13 +1945,11 @@ fn cl_blur_u8(
         let host = HostPixels::of(input)?;
         let view = host.view();
         if blur.radius == 0 {
-            let mut out = vec![0u32; n];
-            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
-            for y in 0..height as usize {
-                bytes[y * 4 * width as usize..(y + 1) * 4 * width as usize]
-                    .copy_from_slice(view.row(y as u32));
+            let mut bytes = alloc_zeroed::<u8>(n * 4);
+            for (y, row) in bytes.chunks_exact_mut(4 * width as usize).enumerate() {
+                row.copy_from_slice(view.row(y as u32));
             }
-            return Ok(ClOut::Host(out));
+            return Ok(ClOut::Host(bytes));
         }
         let qbuf = fixed_weights_buffer(cl, blur)?;
         let out = cl_banded::<u32, u16, u32>(
@@ -2000,7 +1963,7 @@ fn cl_blur_u8(
             4,
             |y, dst| bytemuck::cast_slice_mut::<u32, u8>(dst).copy_from_slice(view.row(y as u32)),
         )?;
-        return Ok(ClOut::Host(out));
+        return Ok(ClOut::Host(bytemuck::cast_slice(&out).to_vec()));
     }
     // The input in one buffer: a device image of this engine in one part is used in place.
     let own = match input {
@@ -2013,65 +1976,55 @@ fn cl_blur_u8(
         ImageInput::Host(_) => None,
     };
     // A CPU device reads the caller's packed, 4-aligned pixels where they are, and writes a
-    // result for the host straight into the result's memory (PoCL 3.1, 4096², w = 2: 94-105 ms a call
-    // with an upload and two copies back, 13.7 ms now, the kernel 12-12.6 ms).
-    let direct = to_host && cl.tuning.contiguous;
-    // Declared in this order so that they are dropped in the reverse one: the queue drained
-    // (on an error path, while kernels may still use host memory), then the buffers over host
-    // memory, then that memory.
+    // result for the host straight into that result's memory (PoCL 3.1, 4096², w = 2: 94-105 ms
+    // a call with an upload and two copies back, 12.6-13.7 ms now, the kernel 12-12.6 ms).
+    let in_place = cl.uses_host_memory();
+    // The host memory the kernels may use, then the guard that waits for them (dropped first).
     let host;
-    let over_host;
-    let uploaded;
-    let mut host_bytes = direct.then(|| {
-        let bytes = vec![0u8; n * 4];
-        crate::cpu::advise_huge_pages(bytes.as_ptr() as usize, bytes.len());
-        bytes
-    });
-    let mut drain = DrainOnDrop {
-        engine: cl,
-        armed: false,
-    };
+    let mut result = (to_host && in_place).then(|| alloc_zeroed::<u8>(n * 4));
+    let mut drain = cl.queue_drain();
+    let (over_host, uploaded);
     let src = match own {
         Some(b) => b,
         None => {
             host = HostPixels::of(input)?;
-            let packed = host
+            let words = host
                 .view()
                 .packed_bytes()
-                .filter(|b| cl.tuning.contiguous && b.as_ptr() as usize % 4 == 0);
-            if let Some(bytes) = packed {
-                // SAFETY: `host` holds n packed pixels at a 4-aligned address, borrowed or
-                // owned until this function returns, after `over_host` is dropped; by then
-                // the kernels that read them have finished (the blocking read of a result for
-                // the host, else `drain`, which also makes a device result synchronous).
-                over_host = unsafe {
-                    cl.buffer_over_host_read_only(bytes.as_ptr().cast::<u32>(), n, "the image")?
-                };
-                drain.armed = true;
-                &over_host
-            } else {
-                uploaded = cl.upload(&host.view())?;
-                match uploaded.parts.as_slice() {
-                    [p] => &p.buffer,
-                    // Cannot happen: one part holds 4 bytes a pixel, fewer than the 8 checked.
-                    _ => return Err(too_large("an image part of the blur", n as u64 * 4, limit)),
+                .and_then(|b| bytemuck::try_cast_slice::<u8, u32>(b).ok());
+            match words.filter(|_| in_place) {
+                Some(words) => {
+                    // SAFETY: `host` lives until this function returns, after `drain` (or the
+                    // blocking read of the result) has waited for every kernel.
+                    over_host = unsafe { cl.buffer_over_host_read_only(words, "the image")? };
+                    drain.armed = true;
+                    &over_host
+                }
+                None => {
+                    uploaded = cl.upload(&host.view())?;
+                    match uploaded.parts.as_slice() {
+                        [p] => &p.buffer,
+                        // Cannot happen: one part holds 4 bytes a pixel, fewer than the 8 checked.
+                        _ => {
+                            return Err(too_large("an image part of the blur", n as u64 * 4, limit))
+                        }
+                    }
                 }
             }
         }
     };
-    let mut dst = match host_bytes.as_mut() {
-        Some(bytes) if bytes.as_ptr() as usize % std::mem::align_of::<u32>() == 0 => {
+    let result_words = result
+        .as_mut()
+        .and_then(|r| bytemuck::try_cast_slice_mut::<u8, u32>(r).ok());
+    let mut dst = match result_words {
+        Some(words) => {
             drain.armed = true;
-            // SAFETY: the bytes hold n words at a 4-aligned address; they stay allocated (moving
-            // the Vec does not move them) and untouched until `dst` is dropped and its kernels
-            // have finished (the blocking read below, or `drain`), except through that
-            // blocking read of `dst` into the same memory.
-            unsafe {
-                cl.buffer_over_host(bytes.as_mut_ptr().cast::<u32>(), n, "the blurred image")?
-            }
+            // SAFETY: `result` holds n words, untouched until the blocking read of `dst` into
+            // that same memory below (or `drain`, on an error path) has waited for the kernels.
+            unsafe { cl.buffer_over_host(words.as_mut_ptr(), n, "the blurred image")? }
         }
-        _ => {
-            host_bytes = None;
+        None => {
+            result = None;
             large_buffer::<u32>(cl, n, "the blurred image")?
         }
     };
@@ -2082,16 +2035,16 @@ fn cl_blur_u8(
         let qbuf = fixed_weights_buffer(cl, blur)?;
         cl_passes::<u32, u16>(cl, "u8", src, &dst, Arg::buf(&qbuf), width, height, blur, 4)?;
     }
-    let Some(bytes) = host_bytes.as_mut() else {
+    let Some(bytes) = result.as_mut() else {
         return Ok(ClOut::Buffer(dst));
     };
     // Waits for the kernels (an in-order queue); reading into the buffer's own memory copies
-    // nothing. The bytes stay in `host_bytes` until then, so that an error here drains the
-    // queue before they are freed.
+    // nothing. The bytes stay in `result` until then, so that an error here drains the queue
+    // before they are freed.
     cl.read(&dst, 0, bytemuck::cast_slice_mut::<u8, u32>(bytes))?;
     drain.armed = false;
     drop(dst);
-    Ok(ClOut::Bytes(host_bytes.take().unwrap_or_default()))
+    Ok(ClOut::Host(result.take().unwrap_or_default()))
 }
 
 /// The RGBA8 blur's weights on the device, in one buffer written once a call: the `2w + 1`
@@ -2145,21 +2098,17 @@ fn cl_blur_f32(
         // reads the image where it is and writes the result straight into that memory (PoCL
         // 3.1, 4096², w = 8: 199 ms a call with the copies, the kernels 53 ms).
         let mut out = alloc_zeroed::<f32>(4 * n);
-        let direct = cl.tuning.contiguous;
         // Dropped before `out` and `img`: drains the queue on an error path.
-        let mut drain = DrainOnDrop {
-            engine: cl,
-            armed: false,
-        };
-        let (src, dst) = if direct {
+        let mut drain = cl.queue_drain();
+        let (src, dst) = if cl.uses_host_memory() {
             drain.armed = true;
             // SAFETY: `img` (borrowed for this call) and `out` hold 4n f32 each and stay
-            // allocated and otherwise untouched until both buffers are dropped and their
-            // kernels have finished (the blocking read below, or `drain`); `out` is only
-            // read into through that blocking read of `dst` into the same memory.
+            // allocated and otherwise untouched until their kernels have finished (the
+            // blocking read below, or `drain`); `out` is only read into through that blocking
+            // read of `dst` into the same memory.
             unsafe {
                 (
-                    cl.buffer_over_host_read_only(img.as_raw().as_ptr(), 4 * n, "an f32 image")?,
+                    cl.buffer_over_host_read_only(img.as_raw(), "an f32 image")?,
                     cl.buffer_over_host(out.as_mut_ptr(), 4 * n, "the blurred image")?,
                 )
             }

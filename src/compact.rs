@@ -56,7 +56,7 @@
 //!   rescan of each group's range from its offset); no single-pass look-back, since OpenCL does
 //!   not promise forward progress between work-groups.
 
-use crate::cpu::{advise_huge_pages, with_u32_blocks, PIECE};
+use crate::cpu::{advise_huge_pages, alloc_zeroed, with_u32_blocks, PIECE};
 use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::{check_pixel_count, ImageInput, ImageView};
@@ -294,7 +294,7 @@ impl Engine {
         let n = check_pixel_count(input.width(), input.height())? as usize;
         let sorted = order == CompactOrder::LuminanceDescending;
         let bytes = if threshold == 1023 || n == 0 {
-            zeroed_bytes(n * 4)
+            alloc_zeroed::<u8>(n * 4)
         } else {
             self.dispatch(
                 "compacted_image",
@@ -304,7 +304,7 @@ impl Engine {
                 },
                 |cl| {
                     let kept = cl_compact(cl, input, threshold, sorted, KeptAs::Pixels)?.px;
-                    let mut bytes = zeroed_bytes(n * 4);
+                    let mut bytes = alloc_zeroed::<u8>(n * 4);
                     let head = &mut bytes[..kept.len() * 4];
                     match bytemuck::try_cast_slice_mut::<u8, u32>(head) {
                         Ok(px) => px.copy_from_slice(&kept),
@@ -523,14 +523,6 @@ fn big_vec<T>(n: usize) -> Vec<T> {
     v
 }
 
-/// `n` zero bytes (fresh zero pages, written only where the caller writes), in huge pages
-/// where possible.
-fn zeroed_bytes(n: usize) -> Vec<u8> {
-    let v = vec![0u8; n];
-    advise_huge_pages(v.as_ptr() as usize, n);
-    v
-}
-
 /// Whether a buffer of 4 words per pixel of the largest part of an image of `pixels` fits the
 /// device (hits written whole by the kernel).
 fn words_fit(cl: &ClEngine, pixels: usize) -> bool {
@@ -594,8 +586,7 @@ fn cpu_scan(data: &[u32]) -> Vec<u32> {
         offsets.push(run);
         run = run.wrapping_add(s);
     }
-    let mut out = vec![0u32; data.len()];
-    advise_huge_pages(out.as_ptr() as usize, data.len() * 4);
+    let mut out = alloc_zeroed::<u32>(data.len());
     out.par_chunks_mut(SCAN_PIECE)
         .zip(data.par_chunks(SCAN_PIECE))
         .zip(offsets)
@@ -862,7 +853,7 @@ fn cpu_compact<T: Send>(
 
 /// The compacted image's bytes: kept pixels first, zeros after.
 fn cpu_compacted_bytes(view: &ImageView<'_>, threshold: u16, sorted: bool) -> Vec<u8> {
-    let mut bytes = zeroed_bytes(view.pixel_count() as usize * 4);
+    let mut bytes = alloc_zeroed::<u8>(view.pixel_count() as usize * 4);
     let plan = cpu_plan(view, threshold, sorted);
     // SAFETY: `bytes` holds pixel_count >= total elements of [u8; 4] (alignment 1).
     unsafe {
@@ -986,8 +977,7 @@ fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>> {
 /// Appends `m` zeros to `v`: fresh zero pages (in huge pages where possible) when `v` is empty.
 fn grow(v: &mut Vec<u32>, m: usize) {
     if v.is_empty() {
-        *v = vec![0u32; m];
-        advise_huge_pages(v.as_ptr() as usize, m * 4);
+        *v = alloc_zeroed::<u32>(m);
     } else {
         v.resize(v.len() + m, 0);
     }

@@ -100,6 +100,15 @@ macro_rules! multiversion {
 }
 pub(crate) use multiversion;
 
+/// A zeroed vector for a large result. On Linux the allocation (fresh, untouched zero pages
+/// from `mmap`) is advised to use transparent huge pages, as NumPy does for its arrays: a
+/// 64 MiB image then costs 32 page faults instead of 16384, which took more time than the blur.
+pub(crate) fn alloc_zeroed<T: Copy + Default + bytemuck::Zeroable>(len: usize) -> Vec<T> {
+    let v = vec![T::default(); len];
+    advise_huge_pages(v.as_ptr() as usize, len * std::mem::size_of::<T>());
+    v
+}
+
 /// Advises the kernel to back the whole 2 MiB pages inside `start..start + bytes` (a live,
 /// not yet touched allocation) with transparent huge pages. Advice only: contents are unchanged.
 pub(crate) fn advise_huge_pages(start: usize, bytes: usize) {
