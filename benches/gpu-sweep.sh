@@ -69,6 +69,8 @@ run)
       for sh in 128,2,4,8 128,2,8,16 128,1,4,16 128,4,8,4; do echo "CLPIX_BLUR_BAND=$sh blur_w$w"; CLPIX_BLUR_GPU=band CLPIX_BLUR_BAND=$sh ./bench --size 8192 --reps 10 --backends opencl --device nvidia --ops blur_w$w 2>&1 | grep "^| blur"; done
     done
     for op in blur_w8 blur_w25; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -2; done
+    # The opt-in single-pass scan-order compaction (a decoupled look-back with fallback).
+    echo "CLPIX_COMPACT_RELOCATE=lookback"; CLPIX_COMPACT_RELOCATE=lookback ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image,compact
     # Each kernel's time (CLPIX_PROFILE) of the compactions and the scan: which step costs what.
     for op in compacted_image compacted_image_sorted exclusive_scan; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -10; done
   } 2>&1 | tee "$OUT/variants.txt"

@@ -32,7 +32,16 @@
 //!   warp ballots in inline PTX, with no work-group barrier, and the relocation sums the counts
 //!   of the groups before its own, so no scan kernel runs: on the H200, 0.207–0.217 ms for an
 //!   8192² compacted image against 0.229–0.231 for the portable kernels (CUB 0.172–0.177:
-//!   reading the image twice, count then relocate, keeps us short of it). A GPU sorts in two stable
+//!   reading the image twice, count then relocate, keeps us short of it).
+//!   **Opt-in single pass** (`CLPIX_COMPACT_RELOCATE=lookback`, same program variant, needs
+//!   `cl_khr_int64_base_atomics`): work-group t ranks and stages the kept pixels of tile t,
+//!   publishes their count, finds its offset by a decoupled look-back over its predecessors'
+//!   words *with fallback* (a predecessor silent after 32 re-reads is counted by the group
+//!   itself, so no group ever waits on another and no forward progress is assumed), publishes
+//!   its inclusive prefix and writes. The image is read once: 0.142–0.153 ms on the H200, 1.12–1.21× CUB
+//!   (`compact` with indices 0.216 against 0.266). Each word carries the launch's epoch, so the
+//!   words are never cleared. Not the default: issue 4 asks for a reduce-then-scan by default.
+//!   A GPU sorts in two stable
 //!   LSD radix passes of 5 bits of the bin `1023 - L` (pass 1 reads the image and keeps, pass
 //!   2 reads pass 1's output): per pass a digit histogram per group, a scan of the
 //!   `digits × groups` counts, and a scatter that ranks each tile of 16 pixels per work-item in
@@ -53,8 +62,9 @@
 //!   (`CL_MEM_USE_HOST_PTR`): on PoCL 3.1 the 16-byte copy of 8 million hits into fresh pages
 //!   had cost as much as the kernels.
 //! - **Scan** on OpenCL: reduce-then-scan (sum per group, scan of the group sums by one group,
-//!   rescan of each group's range from its offset); no single-pass look-back, since OpenCL does
-//!   not promise forward progress between work-groups.
+//!   rescan of each group's range from its offset); no single-pass look-back (OpenCL does not
+//!   promise forward progress between work-groups: issue 4 keeps the single pass opt-in, and
+//!   only for the compaction above).
 
 use crate::cpu::{advise_huge_pages, alloc_zeroed, with_u32_blocks, PIECE};
 use crate::engine::{Backend, Engine, HostPixels};
@@ -1002,6 +1012,15 @@ struct Compacted {
     px: Vec<u32>,
 }
 
+/// Where a GPU compaction of one image part writes: the kept pixels, and their part-local scan
+/// indices when `with_idx`.
+#[derive(Clone, Copy)]
+struct PartOut<'a> {
+    px: &'a Buffer<u32>,
+    idx: &'a Buffer<u32>,
+    with_idx: bool,
+}
+
 /// Steps 1 and 2 of a sorting pass: `kernel` counts the kept pixels of each of `g` groups
 /// into `bins` counters a group (its arguments: the source, its length, the keep bound,
 /// `param`, the counters), then the `bins × g` counters are scanned in place (exclusive).
@@ -1034,20 +1053,21 @@ fn group_counts_scanned(
 }
 
 /// The two radix passes of the GPU sorted compaction of `n` pixels of `buf`: kept pixels by
-/// luminance descending, stable, into `out_px` (and their part-local scan indices into
-/// `out_idx` when `with_idx`). Returns the number kept (read back between the passes: the
-/// second pass's length).
-#[allow(clippy::too_many_arguments)]
+/// luminance descending, stable, into `out`. Returns the number kept (read back between the
+/// passes: the second pass's length).
 fn cl_radix_sorted(
     cl: &ClEngine,
     buf: &Buffer<u32>,
     n: usize,
     wmin: u32,
-    with_idx: bool,
-    out_idx: &Buffer<u32>,
-    out_px: &Buffer<u32>,
+    out: PartOut<'_>,
     events: &mut Vec<Event>,
 ) -> Result<usize> {
+    let PartOut {
+        px: out_px,
+        idx: out_idx,
+        with_idx,
+    } = out;
     const RADIX: usize = 32;
     // radix_scatter_indexed's flag: the indices come from the source's (pass 2).
     const RADIX_SRC_IDX: u32 = 2;
@@ -1124,55 +1144,148 @@ fn cl_radix_sorted(
 
 /// The program variant of cl/compact.cl whose `compact_count_warps` and
 /// `compact_relocate_warps` compact in scan order a segment a warp, ranked with NVIDIA's warp
-/// ballots (inline PTX), with no work-group barrier.
+/// ballots (inline PTX), with no work-group barrier; `compact_lookback` ranks the same way in
+/// one pass.
 const WARP_RELOCATION: u32 = 1;
 
-/// Whether a GPU compacts in scan order by the kernels of the program variant
-/// [`WARP_RELOCATION`] rather than `compact_count` / `compact_relocate`: on NVIDIA GPUs with
-/// work-groups of whole warps where that variant builds (compute capability 7.0 and later;
-/// elsewhere the portable kernels, with a warning). `CLPIX_COMPACT_RELOCATE` = `group` or `warp`
-/// forces one, to measure or test it; a forced variant that does not build is an error, so that
-/// a measurement never runs the other kernels unnoticed.
-fn warp_relocation(cl: &ClEngine) -> Result<bool> {
+/// How a GPU compacts in scan order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Relocation {
+    /// `compact_count` then `compact_relocate`: a range a work-group (portable).
+    Group,
+    /// `compact_count_warps` then `compact_relocate_warps` ([`WARP_RELOCATION`]).
+    Warp,
+    /// `compact_lookback` ([`WARP_RELOCATION`]): one pass, a decoupled look-back with fallback.
+    LookBack,
+}
+
+/// Pixels a work-group of `compact_lookback` takes: rounds of 4 pixels a work-item,
+/// `LB_ROUNDS_PIXELS` (8) or `LB_ROUNDS_INDEXED` (4) in cl/compact.cl.
+fn lookback_tile(cl: &ClEngine, with_idx: bool) -> usize {
+    cl.tuning.wg * 4 * if with_idx { 4 } else { 8 }
+}
+
+/// The largest part `compact_lookback` takes: its tiles' words hold counts in 30 bits.
+const LOOKBACK_MAX_PIXELS: usize = (1 << 30) - 1;
+
+/// How a GPU compacts in scan order: on NVIDIA GPUs with work-groups of whole warps, where the
+/// program variant [`WARP_RELOCATION`] builds (compute capability 7.0 and later; elsewhere the
+/// portable kernels, with a warning), [`Relocation::Warp`]; elsewhere [`Relocation::Group`].
+/// `CLPIX_COMPACT_RELOCATE` = `group`, `warp` or `lookback` forces one, to measure or test it
+/// (`lookback`, the single pass, is opt-in only: issue 4 keeps a reduce-then-scan the default);
+/// a forced variant that does not build is an error, so that a measurement never runs the
+/// other kernels unnoticed.
+fn relocation(cl: &ClEngine) -> Result<Relocation> {
     if cl.tuning.contiguous {
-        return Ok(false);
+        return Ok(Relocation::Group);
     }
     let forced = match std::env::var("CLPIX_COMPACT_RELOCATE") {
-        Err(_) => false,
+        Err(_) => None,
         Ok(v) => match v.as_str() {
-            "group" => return Ok(false),
-            "warp" => true,
+            "group" => return Ok(Relocation::Group),
+            "warp" => Some(Relocation::Warp),
+            "lookback" => Some(Relocation::LookBack),
             _ => {
                 return Err(Error::InvalidEnvironment {
                     var: "CLPIX_COMPACT_RELOCATE",
                     value: v,
-                    expected: "group or warp",
+                    expected: "group, warp or lookback",
                 })
             }
         },
     };
+    let value = match forced {
+        Some(Relocation::LookBack) => "lookback",
+        _ => "warp",
+    };
     // The kernels cut a work-group into warps of 32.
     if cl.tuning.wg % 32 != 0 {
         return match forced {
-            true => Err(Error::InvalidEnvironment {
+            Some(_) => Err(Error::InvalidEnvironment {
                 var: "CLPIX_COMPACT_RELOCATE",
-                value: "warp".into(),
+                value: value.into(),
                 expected: "group on this device, whose work-groups are not whole warps of 32",
             }),
-            false => Ok(false),
+            None => Ok(Relocation::Group),
         };
     }
     let refused = Error::InvalidEnvironment {
         var: "CLPIX_COMPACT_RELOCATE",
-        value: "warp".into(),
+        value: value.into(),
         expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
                    -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
     };
-    cl.nvidia_variant(
+    if forced == Some(Relocation::LookBack)
+        && !cl.info.extensions.contains("cl_khr_int64_base_atomics")
+    {
+        return Err(Error::InvalidEnvironment {
+            var: "CLPIX_COMPACT_RELOCATE",
+            value: value.into(),
+            expected: "group or warp on this device: the single pass needs \
+                       cl_khr_int64_base_atomics",
+        });
+    }
+    let builds = cl.nvidia_variant(
         ("compact", WARP_RELOCATION),
         "the warp relocation",
-        forced.then_some(refused),
-    )
+        forced.is_some().then_some(refused),
+    )?;
+    Ok(match builds {
+        true => forced.unwrap_or(Relocation::Warp),
+        false => Relocation::Group,
+    })
+}
+
+/// The single-pass scan-order compaction of `n` pixels of `buf` (`compact_lookback`, or
+/// `compact_lookback_indexed` with indices) into `out`. Returns the number kept, read from the
+/// last tile's word (`n` is at most [`LOOKBACK_MAX_PIXELS`]).
+fn cl_lookback(
+    cl: &ClEngine,
+    buf: &Buffer<u32>,
+    n: usize,
+    wmin: u32,
+    out: PartOut<'_>,
+    events: &mut Vec<Event>,
+) -> Result<usize> {
+    let (out_idx, out_px) = (out.idx, out.px);
+    let wg = cl.tuning.wg;
+    let tiles = n.div_ceil(lookback_tile(cl, out.with_idx));
+    let (kernel, outputs) = match out.with_idx {
+        true => (
+            "compact_lookback_indexed",
+            vec![Arg::buf(out_idx), Arg::buf(out_px)],
+        ),
+        false => ("compact_lookback", vec![Arg::buf(out_px)]),
+    };
+    let mut last = [0u64];
+    cl.with_tile_words(tiles, |words, epoch| {
+        let mut args = vec![
+            Arg::buf(buf),
+            Arg::U32(u32_arg(n, "image part")?),
+            Arg::U32(wmin),
+            Arg::buf(words),
+            Arg::U32(epoch),
+        ];
+        args.extend(outputs);
+        events.push(cl.launch_variant(
+            ("compact", WARP_RELOCATION),
+            kernel,
+            &args,
+            tiles * wg,
+            wg,
+        )?);
+        cl.read(words, tiles - 1, &mut last)?;
+        // The last tile's word: this launch's epoch, PREFIX (2) and the total.
+        match (last[0] >> 32) as u32 == epoch && (last[0] >> 30) & 3 == 2 {
+            true => Ok((last[0] & LOOKBACK_MAX_PIXELS as u64) as usize),
+            false => Err(Error::OpenCl {
+                call: "compact_lookback (its last tile published no total: the device broke \
+                       its 64-bit atomics)",
+                code: 0,
+                name: "no result",
+            }),
+        }
+    })
 }
 
 fn cl_compact(
@@ -1244,8 +1357,20 @@ fn cl_compact(
             };
             cl.launch_variant(("compact", variant), kernel, &args, g * wg, wg)
         };
+        let part_out = PartOut {
+            px: &out_px,
+            idx: &out_idx,
+            with_idx,
+        };
+        // Scan order on GPUs: see `relocation`.
+        let mode = match (sorted, kept) {
+            (false, KeptAs::Pixels | KeptAs::Indexed) => relocation(cl)?,
+            _ => Relocation::Group,
+        };
         let m = if sorted && !cl.tuning.contiguous {
-            cl_radix_sorted(cl, buf, n, wmin, with_idx, &out_idx, &out_px, &mut events)?
+            cl_radix_sorted(cl, buf, n, wmin, part_out, &mut events)?
+        } else if mode == Relocation::LookBack && n <= LOOKBACK_MAX_PIXELS {
+            cl_lookback(cl, buf, n, wmin, part_out, &mut events)?
         } else {
             let total_at = if sorted {
                 // A group count that keeps the `bins × groups` counters within one buffer.
@@ -1274,8 +1399,9 @@ fn cl_compact(
                 (sums, sg)
             } else {
                 // NVIDIA GPUs: a segment a warp (WARP_RELOCATION, which also counts per
-                // segment); elsewhere a range a work-group.
-                let warps = kept != KeptAs::Hits && warp_relocation(cl)?;
+                // segment; also the look-back's parts beyond LOOKBACK_MAX_PIXELS); elsewhere
+                // a range a work-group.
+                let warps = mode != Relocation::Group;
                 let g = groups_for(cl, n);
                 let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
                 let seg = match warps {
@@ -1304,7 +1430,8 @@ fn cl_compact(
                 args.extend(seg.as_ref().map(Arg::buf));
                 events.push(cl.launch_variant(("compact", variant), count, &args, g * wg, wg)?);
                 if cl.tuning.contiguous {
-                    // GPUs' relocation sums the counts before its group itself (group_offset).
+                    // GPUs' relocation sums the counts before its group itself
+                    // (group_offset).
                     events.push(cl.launch(
                         "compact",
                         "scan_groups",

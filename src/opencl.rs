@@ -408,6 +408,19 @@ pub(crate) struct ClEngine {
     /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
     /// buffer per call cost more than the kernel on a GPU.
     partials: Mutex<Vec<Buffer<u64>>>,
+    /// The single-pass kernels' tile words (see [`ClEngine::with_tile_words`]).
+    tile_words: Mutex<TileWords>,
+}
+
+/// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
+/// compaction's look-back): each launch gets a fresh epoch, which its words carry, so a word
+/// left by an earlier launch reads as unwritten and the words are never cleared between
+/// launches; zeroed only when made (grown) or when the epochs wrap.
+#[derive(Default)]
+struct TileWords {
+    /// The words and how many there are.
+    buf: Option<(Buffer<u64>, usize)>,
+    epoch: u32,
 }
 
 // SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
@@ -507,6 +520,7 @@ impl ClEngine {
             scratch: Mutex::new(HashMap::new()),
             failed_variants: Mutex::new(HashMap::new()),
             partials: Mutex::new(Vec::new()),
+            tile_words: Mutex::new(TileWords::default()),
         })
     }
 
@@ -766,6 +780,31 @@ impl ClEngine {
     }
 
     /// Length of a partials buffer: room for 4 u64s per work-group of the largest grid.
+    /// Runs `f` (which enqueues one kernel) with at least `tiles` tile words and a fresh epoch
+    /// for it (never 0, the zeroed words' epoch), holding the words until `f` returns: kernels
+    /// using them are enqueued one at a time, in epoch order.
+    pub(crate) fn with_tile_words<R>(
+        &self,
+        tiles: usize,
+        f: impl FnOnce(&Buffer<u64>, u32) -> Result<R>,
+    ) -> Result<R> {
+        let mut words = lock(&self.tile_words);
+        let (buf, len) = match words.buf.take() {
+            Some((buf, len)) if len >= tiles && words.epoch < u32::MAX => (buf, len),
+            _ => {
+                let len = tiles.max(1);
+                let mut buf = self.buffer::<u64>(len, "tile words")?;
+                self.fill(&mut buf, 0u64, len)?;
+                words.epoch = 0;
+                (buf, len)
+            }
+        };
+        words.epoch += 1;
+        let result = f(&buf, words.epoch);
+        words.buf = Some((buf, len));
+        result
+    }
+
     pub(crate) fn partials_len(&self) -> usize {
         4 * self.tuning.max_groups
     }
@@ -961,7 +1000,6 @@ impl ClEngine {
         .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0))
     }
 
-    #[allow(dead_code)]
     /// Fills `count` elements of `buf` with `value` (asynchronous, in queue order).
     pub(crate) fn fill<T: Copy>(
         &self,

@@ -80,6 +80,74 @@ pub fn compaction_edge_cases() -> Vec<TestImage> {
     cases
 }
 
+/// The warp compaction kernels' cases (emulated and single-pass tests): the edge cases at three
+/// thresholds, odd and one-pixel shapes, two colours, and an image of hundreds of 4096-pixel
+/// tiles.
+pub fn warp_compaction_cases() -> Vec<(TestImage, u16)> {
+    let mut cases: Vec<(TestImage, u16)> = compaction_edge_cases()
+        .into_iter()
+        .flat_map(|img| [(img.clone(), 0), (img.clone(), 400), (img, 1022)])
+        .collect();
+    cases.extend([
+        (make_image(1, 1, 0, Content::White, 9), 1022),
+        (make_image(4097, 3, 8, Content::Random, 10), 512),
+        (make_image(517, 300, 0, Content::FewLevels, 11), 400),
+        (make_image(9000, 1, 0, Content::Black, 12), 0),
+        (
+            make_image(
+                2048,
+                9,
+                4,
+                Content::TwoColours([0, 0, 0, 255], [250, 250, 250, 255]),
+                13,
+            ),
+            512,
+        ),
+        (make_image(1031, 1031, 0, Content::Random, 14), 512),
+        (make_image(1031, 1031, 0, Content::White, 15), 0),
+    ]);
+    cases
+}
+
+/// Every warp compaction case on `engines` against the CPU, hits and compacted images; `refused` says which
+/// engines must refuse the forced kernels instead (an error naming `CLPIX_COMPACT_RELOCATE`);
+/// `phase` names the run in failures.
+pub fn check_warp_compaction(engines: &[Engine], refused: impl Fn(&Engine) -> bool, phase: &str) {
+    let cpu = Engine::cpu();
+    for (img, t) in &warp_compaction_cases() {
+        let expected_hits = cpu.compact(img.view(), *t).unwrap();
+        let expected_image = cpu
+            .compacted_image(img.view(), *t, clpix::CompactOrder::ScanOrder)
+            .unwrap();
+        for e in engines {
+            let hits = e.compact(img.view(), *t);
+            if refused(e) {
+                match hits {
+                    Err(clpix::Error::InvalidEnvironment { var, .. }) => {
+                        assert_eq!(var, "CLPIX_COMPACT_RELOCATE")
+                    }
+                    other => panic!("{phase} {}: not refused: {other:?}", e.backend()),
+                }
+                continue;
+            }
+            let hits = hits.unwrap_or_else(|err| panic!("{phase} {}: {err}", e.backend()));
+            assert!(
+                hits == expected_hits,
+                "{phase} {} {img:?} t {t}: hits",
+                e.backend()
+            );
+            let image = e
+                .compacted_image(img.view(), *t, clpix::CompactOrder::ScanOrder)
+                .unwrap();
+            assert!(
+                image == expected_image,
+                "{phase} {} {img:?} t {t}: image",
+                e.backend()
+            );
+        }
+    }
+}
+
 /// Engines whose single buffers are capped small, so every image is processed in many parts.
 pub fn capped_opencl_engines(cap: u64) -> Vec<Engine> {
     match clpix::devices() {
