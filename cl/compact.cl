@@ -940,9 +940,9 @@ void compact_relocate_warps(__global const uint* px, uint n, uint wmin, __global
  * as they arrive and stages them in local memory (no pixel stays in registers), publishes its
  * count (AGGREGATE) in its tile's word, looks back over its predecessors' words for its offset,
  * publishes its inclusive prefix (PREFIX), then copies its staged pixels out. The image is read
- * once. H200, 8192² at threshold 512: compacted_image 0.142-0.153 ms, compact (with indices)
- * 0.216, against 0.206-0.214 and 0.266 for compact_count_warps + compact_relocate_warps and
- * CUB DeviceSelect::If's 0.171-0.173 in the same calls. A first version that kept the pixels in
+ * once. H200, 8192² at threshold 512: compacted_image 0.142-0.148 ms, compact (with indices)
+ * 0.216-0.221, against 0.206-0.221 and 0.264-0.266 for compact_count_warps +
+ * compact_relocate_warps and CUB DeviceSelect::If's 0.171-0.174 in the same calls. A first version that kept the pixels in
  * registers through the look-back (80 registers) and looked back with the whole work-group
  * took 0.30 ms; groups drawing tiles from an atomic ticket instead of their group id, 0.025 ms
  * more; clearing the words with a fill before each launch (no epochs), 0.02 ms more.

@@ -38,22 +38,21 @@
 //!   publishes their count, finds its offset by a decoupled look-back over its predecessors'
 //!   words *with fallback* (a predecessor silent after 32 re-reads is counted by the group
 //!   itself, so no group ever waits on another and no forward progress is assumed), publishes
-//!   its inclusive prefix and writes. The image is read once: 0.142–0.153 ms on the H200, 1.12–1.21× CUB
-//!   (`compact` with indices 0.216 against 0.266). Each word carries the launch's epoch, so the
-//!   words are never cleared. Not the default: issue 4 asks for a reduce-then-scan by default.
-//!   A GPU sorts in two stable
-//!   LSD radix passes of 5 bits of the bin `1023 - L` (pass 1 reads the image and keeps, pass
-//!   2 reads pass 1's output): per pass a digit histogram per group, a scan of the
-//!   `digits × groups` counts, and a scatter that ranks each tile of 16 pixels per work-item in
-//!   local memory (a counter per digit and work-item, two to a word), stages the tile and its
-//!   digits (each computed once) in digit order and writes runs of equal digit coalesced (a
-//!   one-pass counting sort over the 1024 bins, whose writes went one pixel to a place, took
-//!   1.32 ms against 0.82 ms on the H200; the two passes now take 0.66 ms in all; one ranked
-//!   per warp with NVIDIA's warp intrinsics in inline PTX, staged and written in runs, took
-//!   0.65–0.68 ms, no faster: branch `experiment/warp-sort`; the radix passes a segment a warp,
-//!   each pixel stored straight to its digit's place, took 1.12 ms: `experiment/warp-radix`). The
-//!   relocation and the scatter are each built twice, with and without indices, so that the
-//!   pixels-only copy (`compacted_image`) does no index work.
+//!   its inclusive prefix and writes. The image is read once: 0.142–0.148 ms on the H200,
+//!   1.18× CUB (`compact` with indices 0.216–0.221 against 0.264–0.266). Each word carries the
+//!   launch's epoch, so the words are never cleared. Not the default: issue 4 asks for a
+//!   reduce-then-scan by default. A GPU sorts in two stable LSD radix passes of 5 bits of the bin
+//!   `1023 - L` (pass 1 reads the image and keeps, pass 2 reads pass 1's output): per pass a digit
+//!   histogram per group, a scan of the `digits × groups` counts, and a scatter that ranks each
+//!   tile of 16 pixels per work-item in local memory (a counter per digit and work-item, two to a
+//!   word), stages the tile and its digits (each computed once) in digit order and writes runs of
+//!   equal digit coalesced (a one-pass counting sort over the 1024 bins, whose writes went one
+//!   pixel to a place, took 1.32 ms against 0.82 ms on the H200; the two passes now take 0.66 ms in
+//!   all; one ranked per warp with NVIDIA's warp intrinsics in inline PTX, staged and written in
+//!   runs, took 0.65–0.68 ms, no faster: branch `experiment/warp-sort`; the radix passes a segment
+//!   a warp, each pixel stored straight to its digit's place, took 1.12 ms:
+//!   `experiment/warp-radix`). The relocation and the scatter are each built twice, with and
+//!   without indices, so that the pixels-only copy (`compacted_image`) does no index work.
 //!   A GPU writes compact records (the u32 part-local index and the u32 pixel: 8 bytes a hit
 //!   over the bus); x, y and L are derived on the host. On CPU devices each work-item walks a
 //!   contiguous range instead (`CLPIX_CONTIGUOUS`), sorts by a stable counting sort over the
