@@ -130,3 +130,12 @@ pub(crate) fn advise_huge_pages(start: usize, bytes: usize) {
     #[cfg(not(target_os = "linux"))]
     let _ = (start, bytes);
 }
+
+/// Copies `src` into `dst` (of the same length) in pieces of 1 MiB on rayon's threads: one
+/// thread copies about 10 GB/s, less than a PCIe 5 link moves (the GPU staging slots).
+pub(crate) fn parallel_copy(src: &[u8], dst: &mut [u8]) {
+    const PIECE_BYTES: usize = 1 << 20;
+    dst.par_chunks_mut(PIECE_BYTES)
+        .zip(src.par_chunks(PIECE_BYTES))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}

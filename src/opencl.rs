@@ -5,6 +5,7 @@
 //! The operations (`reduce`, `histogram`, …) only call [`ClEngine::launch`], the buffer helpers
 //! and [`ClEngine::for_each_part`]; nothing outside this module touches raw OpenCL objects.
 
+use crate::cpu::parallel_copy;
 use crate::error::{Error, Result};
 use crate::image::{DeviceImage, ImageInput, ImageView, Storage};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
@@ -410,6 +411,47 @@ pub(crate) struct ClEngine {
     partials: Mutex<Vec<Buffer<u64>>>,
     /// The single-pass kernels' tile words (see [`ClEngine::with_tile_words`]).
     tile_words: Mutex<TileWords>,
+    /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
+    /// (see [`ClEngine::write`]).
+    staging_slot: Option<usize>,
+    /// The two pinned staging slots, made on the first large transfer.
+    staging: Mutex<Vec<StagingSlot>>,
+}
+
+/// A pinned host buffer (`CL_MEM_ALLOC_HOST_PTR`), mapped once for the engine's life: its
+/// address is the host side of large reads and writes, which the driver then moves by DMA
+/// (from pageable memory NVIDIA's driver moved 256 MiB in about 30 ms).
+struct StagingSlot {
+    buf: Buffer<u8>,
+    ptr: *mut u8,
+    len: usize,
+}
+
+/// Staging slots of 16 MiB: two of them let the host fill one while the other is in flight.
+const STAGING_SLOT_BYTES: usize = 16 << 20;
+/// Transfers from this size (or one slot, if smaller) on go through the staging slots (where
+/// staging is on).
+const STAGING_MIN_BYTES: usize = 4 << 20;
+
+/// The staging slot size for a device: `CLPIX_STAGING` = `off`, `on`, or a slot size in KiB
+/// (tests: small slots, many chunks); by default on for devices that are not CPUs (a CPU
+/// device reads host memory where it is).
+fn staging_slot(info: &DeviceInfo) -> Result<Option<usize>> {
+    match std::env::var("CLPIX_STAGING") {
+        Err(_) => Ok((info.device_type != DeviceType::Cpu).then_some(STAGING_SLOT_BYTES)),
+        Ok(v) => match v.as_str() {
+            "off" => Ok(None),
+            "on" => Ok(Some(STAGING_SLOT_BYTES)),
+            kib => match kib.parse::<usize>() {
+                Ok(k) if k > 0 => Ok(Some(k * 1024)),
+                _ => Err(Error::InvalidEnvironment {
+                    var: "CLPIX_STAGING",
+                    value: v,
+                    expected: "off, on, or a staging slot size in KiB",
+                }),
+            },
+        },
+    }
 }
 
 /// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
@@ -427,6 +469,24 @@ struct TileWords {
 // kernel pool, whose kernels are only used by one thread at a time behind the mutex.
 unsafe impl Send for ClEngine {}
 unsafe impl Sync for ClEngine {}
+
+impl Drop for ClEngine {
+    fn drop(&mut self) {
+        // The staging slots are unmapped while the queue still exists (fields drop after this).
+        let slots = std::mem::take(self.staging.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for s in &slots {
+            // SAFETY: `ptr` is the live mapping of `buf`, made once in `staging_slots`.
+            let _ = unsafe {
+                self.queue.enqueue_unmap_mem_object(
+                    s.buf.get(),
+                    s.ptr as *mut std::ffi::c_void,
+                    &[],
+                )
+            };
+        }
+        let _ = self.queue.finish();
+    }
+}
 
 impl fmt::Debug for ClEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -521,6 +581,8 @@ impl ClEngine {
             failed_variants: Mutex::new(HashMap::new()),
             partials: Mutex::new(Vec::new()),
             tile_words: Mutex::new(TileWords::default()),
+            staging_slot: staging_slot(info)?,
+            staging: Mutex::new(Vec::new()),
         })
     }
 
@@ -947,23 +1009,157 @@ impl ClEngine {
         Ok(())
     }
 
-    /// Blocking write of `data` at element `offset`.
-    pub(crate) fn write<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+    /// Blocking write of `data` at element `offset`. Large writes to a GPU go through the
+    /// pinned staging slots (see [`write_staged`](Self::write_staged)).
+    pub(crate) fn write<T: bytemuck::Pod>(
+        &self,
+        buf: &mut Buffer<T>,
+        offset: usize,
+        data: &[T],
+    ) -> Result<()> {
         if data.is_empty() {
             return Ok(());
         }
+        let at = offset * std::mem::size_of::<T>();
+        let bytes = std::mem::size_of_val(data);
+        if let Some(slot) = self
+            .staging_slot
+            .filter(|&s| bytes >= STAGING_MIN_BYTES.min(s))
+        {
+            return self.write_staged(buf.get(), at, bytemuck::cast_slice(data), slot);
+        }
         // SAFETY: blocking, so `data` outlives the transfer; the range is inside the buffer.
         unsafe {
-            self.queue.enqueue_write_buffer(
-                buf,
-                CL_BLOCKING,
-                offset * std::mem::size_of::<T>(),
-                data,
-                &[],
-            )
+            self.queue
+                .enqueue_write_buffer(buf, CL_BLOCKING, at, data, &[])
         }
         .map(|_| ())
         .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0))
+    }
+
+    /// The staging slots, made (and mapped) on first use.
+    fn staging_slots(&self, slot: usize) -> Result<std::sync::MutexGuard<'_, Vec<StagingSlot>>> {
+        let mut slots = lock(&self.staging);
+        while slots.len() < 2 {
+            // SAFETY: no host pointer; the driver allocates pinned host memory.
+            let buf = unsafe {
+                self.create_buffer::<u8>(
+                    opencl3::memory::CL_MEM_READ_WRITE | opencl3::memory::CL_MEM_ALLOC_HOST_PTR,
+                    slot,
+                    std::ptr::null_mut(),
+                    "a staging slot",
+                )?
+            };
+            let mut ptr: cl_mem = std::ptr::null_mut();
+            // SAFETY: a blocking map of the whole buffer, kept mapped until the engine drops.
+            unsafe {
+                self.queue.enqueue_map_buffer(
+                    &buf,
+                    CL_BLOCKING,
+                    opencl3::memory::CL_MAP_READ | opencl3::memory::CL_MAP_WRITE,
+                    0,
+                    slot,
+                    &mut ptr,
+                    &[],
+                )
+            }
+            .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0))?;
+            slots.push(StagingSlot {
+                buf,
+                ptr: ptr as *mut u8,
+                len: slot,
+            });
+        }
+        Ok(slots)
+    }
+
+    /// Writes `src` at byte `at` of `dst` in chunks of one slot: the host copies chunk k into
+    /// slot k % 2 (in parallel) while the driver moves chunk k - 1 from the other slot.
+    fn write_staged(&self, dst: cl_mem, at: usize, src: &[u8], slot: usize) -> Result<()> {
+        let slots = self.staging_slots(slot)?;
+        let mut pending: [Option<Event>; 2] = [None, None];
+        // Waited for on every way out: a slot is not reused, nor `src` given back, early.
+        let mut drain = self.queue_drain();
+        drain.armed = true;
+        for (k, chunk) in src.chunks(slot).enumerate() {
+            let s = &slots[k % 2];
+            if let Some(e) = pending[k % 2].take() {
+                e.wait().map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+            }
+            // SAFETY: the slot holds `s.len` >= chunk.len() bytes, and no transfer uses it now.
+            let host = unsafe { std::slice::from_raw_parts_mut(s.ptr, chunk.len()) };
+            parallel_copy(chunk, host);
+            // SAFETY: `host` stays mapped and untouched until the event has completed (waited
+            // for before the slot is reused, and by `drain`); the range is inside `dst`.
+            let event = unsafe {
+                cl3::command_queue::enqueue_write_buffer(
+                    self.queue.get(),
+                    dst,
+                    0,
+                    at + k * slot,
+                    chunk.len(),
+                    host.as_ptr() as *const std::ffi::c_void,
+                    0,
+                    std::ptr::null(),
+                )
+            }
+            .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))?;
+            pending[k % 2] = Some(Event::new(event));
+        }
+        for e in pending.into_iter().flatten() {
+            e.wait().map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+        }
+        drain.armed = false;
+        drop(slots);
+        Ok(())
+    }
+
+    /// Reads `out.len()` bytes from byte `at` of `src` in chunks of one slot: the driver moves
+    /// chunk k + 1 into one slot while the host copies chunk k out of the other (in parallel).
+    fn read_staged(&self, src: cl_mem, at: usize, out: &mut [u8], slot: usize) -> Result<()> {
+        let slots = self.staging_slots(slot)?;
+        let mut drain = self.queue_drain();
+        drain.armed = true;
+        let total = out.len();
+        let chunks = total.div_ceil(slot);
+        let len_of = |k: usize| slot.min(total - k * slot);
+        let enqueue = |k: usize| -> Result<Event> {
+            let s = &slots[k % 2];
+            debug_assert!(len_of(k) <= s.len);
+            // SAFETY: the slot is mapped and holds at least len_of(k) bytes; nothing else uses
+            // it until this read has been waited for; the range is inside `src`.
+            let event = unsafe {
+                cl3::command_queue::enqueue_read_buffer(
+                    self.queue.get(),
+                    src,
+                    0,
+                    at + k * slot,
+                    len_of(k),
+                    s.ptr as *mut std::ffi::c_void,
+                    0,
+                    std::ptr::null(),
+                )
+            }
+            .map_err(|e| Error::cl("clEnqueueReadBuffer", e))?;
+            Ok(Event::new(event))
+        };
+        let mut next = Some(enqueue(0)?);
+        for k in 0..chunks {
+            let current = next.take();
+            if k + 1 < chunks {
+                // The other slot was emptied by the copy of chunk k - 1, just done.
+                next = Some(enqueue(k + 1)?);
+            }
+            if let Some(e) = current {
+                e.wait().map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+            }
+            // SAFETY: the read into this slot has completed; the next one goes to the other.
+            let host = unsafe { std::slice::from_raw_parts(slots[k % 2].ptr, len_of(k)) };
+            parallel_copy(host, &mut out[k * slot..k * slot + len_of(k)]);
+        }
+        drain.armed = false;
+        drop(slots);
+        Ok(())
     }
 
     /// Copies the first `count` elements of `src` into `dst` on the device, and waits for it.
@@ -981,20 +1177,29 @@ impl ClEngine {
         self.finish(&[event])
     }
 
-    /// Blocking read into `out` from element `offset`.
-    pub(crate) fn read<T>(&self, buf: &Buffer<T>, offset: usize, out: &mut [T]) -> Result<()> {
+    /// Blocking read into `out` from element `offset`. Large reads from a GPU go through the
+    /// pinned staging slots (see [`read_staged`](Self::read_staged)).
+    pub(crate) fn read<T: bytemuck::Pod>(
+        &self,
+        buf: &Buffer<T>,
+        offset: usize,
+        out: &mut [T],
+    ) -> Result<()> {
         if out.is_empty() {
             return Ok(());
         }
+        let at = offset * std::mem::size_of::<T>();
+        let bytes = std::mem::size_of_val(out);
+        if let Some(slot) = self
+            .staging_slot
+            .filter(|&s| bytes >= STAGING_MIN_BYTES.min(s))
+        {
+            return self.read_staged(buf.get(), at, bytemuck::cast_slice_mut(out), slot);
+        }
         // SAFETY: blocking, so `out` outlives the transfer; the range is inside the buffer.
         unsafe {
-            self.queue.enqueue_read_buffer(
-                buf,
-                CL_BLOCKING,
-                offset * std::mem::size_of::<T>(),
-                out,
-                &[],
-            )
+            self.queue
+                .enqueue_read_buffer(buf, CL_BLOCKING, at, out, &[])
         }
         .map(|_| ())
         .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0))
