@@ -957,7 +957,8 @@ void compact_relocate_warps(__global const uint* px, uint n, uint wmin, __global
  * different locations, and a word left by an earlier launch (another epoch) reads as "nothing
  * yet": the words are never cleared. The host keeps n below 2^30.
  */
-#ifdef cl_khr_int64_base_atomics /* else the host does not offer the single pass */
+#if CLPIX_HAS_INT64_ATOMICS /* the host's query of cl_khr_int64_base_atomics; without it the
+                              host does not offer the single pass */
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #define LB_AGGREGATE 1u
 #define LB_PREFIX 2u
@@ -1144,5 +1145,5 @@ void compact_lookback_indexed(__global const uint* px, uint n, uint wmin,
     lookback_tile(px, n, wmin, state, epoch, 1u, LB_ROUNDS_INDEXED, out_idx, out_px, st_px + at,
                   st_idx + at, xch, sh, win);
 }
-#endif /* cl_khr_int64_base_atomics */
+#endif /* CLPIX_HAS_INT64_ATOMICS */
 #endif /* CLPIX_VARIANT == 1 */

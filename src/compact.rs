@@ -1214,9 +1214,7 @@ fn relocation(cl: &ClEngine) -> Result<Relocation> {
         expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
                    -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
     };
-    if forced == Some(Relocation::LookBack)
-        && !cl.info.extensions.contains("cl_khr_int64_base_atomics")
-    {
+    if forced == Some(Relocation::LookBack) && !cl.info.has_extension("cl_khr_int64_base_atomics") {
         return Err(Error::InvalidEnvironment {
             var: "CLPIX_COMPACT_RELOCATE",
             value: value.into(),

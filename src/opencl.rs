@@ -1021,11 +1021,7 @@ impl ClEngine {
             return Ok(());
         }
         let at = offset * std::mem::size_of::<T>();
-        let bytes = std::mem::size_of_val(data);
-        if let Some(slot) = self
-            .staging_slot
-            .filter(|&s| bytes >= STAGING_MIN_BYTES.min(s))
-        {
+        if let Some(slot) = self.staged_slot(std::mem::size_of_val(data)) {
             return self.write_staged(buf.get(), at, bytemuck::cast_slice(data), slot);
         }
         // SAFETY: blocking, so `data` outlives the transfer; the range is inside the buffer.
@@ -1035,6 +1031,13 @@ impl ClEngine {
         }
         .map(|_| ())
         .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0))
+    }
+
+    /// The slot size a transfer of `bytes` is staged through, if it is: where staging is on,
+    /// from `STAGING_MIN_BYTES` (or one slot, if smaller).
+    fn staged_slot(&self, bytes: usize) -> Option<usize> {
+        self.staging_slot
+            .filter(|&s| bytes >= STAGING_MIN_BYTES.min(s))
     }
 
     /// The staging slots, made (and mapped) on first use.
@@ -1189,11 +1192,7 @@ impl ClEngine {
             return Ok(());
         }
         let at = offset * std::mem::size_of::<T>();
-        let bytes = std::mem::size_of_val(out);
-        if let Some(slot) = self
-            .staging_slot
-            .filter(|&s| bytes >= STAGING_MIN_BYTES.min(s))
-        {
+        if let Some(slot) = self.staged_slot(std::mem::size_of_val(out)) {
             return self.read_staged(buf.get(), at, bytemuck::cast_slice_mut(out), slot);
         }
         // SAFETY: blocking, so `out` outlives the transfer; the range is inside the buffer.
