@@ -1006,6 +1006,12 @@ inline void lb_publish(volatile __global ulong* state, uint tile, uint epoch, ui
 #define LB_LOOKS(w) ((w) == 0u)
 #endif
 
+/* The first of the 4 pixels that lane `lane` of warp w loads in each round of tile t (a warp's
+   segment: `rounds` rounds of WROUND pixels). The owner and the fallback both load by it. */
+inline uint lb_first(uint t, uint w, uint lane, const uint rounds) {
+    return (t * WARPS + w) * rounds * WROUND + lane * 4u;
+}
+
 /* The kept pixels of tile t (segments of `rounds` rounds), counted as its owner counts them,
    by the 32 lanes of the looking warp (the result the same in all of them). red holds WARP
    words. */
@@ -1015,7 +1021,7 @@ inline uint lb_tile_kept(__global const uint* px, uint n, uint wmin, uint t, con
     for (uint s = 0; s < WARPS; ++s)
         for (uint r = 0; r < rounds; ++r) {
             uint4 v;
-            uint at = (t * WARPS + s) * rounds * WROUND + r * WROUND + lane * 4u;
+            uint at = lb_first(t, s, lane, rounds) + r * WROUND;
             c += popcount(load4_kept(px, at, n, wmin, &v));
         }
     if (get_local_id(0) < WARP) red[lane] = c;
@@ -1077,7 +1083,7 @@ inline void lookback_tile(__global const uint* px, uint n, uint wmin,
                           __local uint* st_px, __local uint* st_idx, __local uint* xch,
                           __local uint* sh, __local uint* win) {
     uint lid = get_local_id(0), lane = lid % WARP, w = lid / WARP, t = get_group_id(0);
-    uint first = (t * WARPS + w) * rounds * WROUND + lane * 4u;
+    uint first = lb_first(t, w, lane, rounds);
     uint mine = 0; /* kept so far in this warp's segment */
     const uint batch = min(rounds, (uint)CLPIX_LOOKBACK_BATCH);
     for (uint r0 = 0; r0 < rounds; r0 += batch) {

@@ -1244,15 +1244,14 @@ fn cl_lookback(
     out: PartOut<'_>,
     events: &mut Vec<Event>,
 ) -> Result<usize> {
-    let (out_idx, out_px) = (out.idx, out.px);
     let wg = cl.tuning.wg;
     let tiles = n.div_ceil(lookback_tile(cl, out.with_idx));
     let (kernel, outputs) = match out.with_idx {
         true => (
             "compact_lookback_indexed",
-            vec![Arg::buf(out_idx), Arg::buf(out_px)],
+            vec![Arg::buf(out.idx), Arg::buf(out.px)],
         ),
-        false => ("compact_lookback", vec![Arg::buf(out_px)]),
+        false => ("compact_lookback", vec![Arg::buf(out.px)]),
     };
     let mut last = [0u64];
     cl.with_tile_words(tiles, |words, epoch| {

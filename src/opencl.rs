@@ -476,13 +476,7 @@ impl Drop for ClEngine {
         let slots = std::mem::take(self.staging.get_mut().unwrap_or_else(|p| p.into_inner()));
         for s in &slots {
             // SAFETY: `ptr` is the live mapping of `buf`, made once in `staging_slots`.
-            let _ = unsafe {
-                self.queue.enqueue_unmap_mem_object(
-                    s.buf.get(),
-                    s.ptr as *mut std::ffi::c_void,
-                    &[],
-                )
-            };
+            let _ = unsafe { self.unmap(&s.buf, s.ptr as cl_mem) };
         }
         let _ = self.queue.finish();
     }
@@ -841,7 +835,6 @@ impl ClEngine {
         v.truncate(2);
     }
 
-    /// Length of a partials buffer: room for 4 u64s per work-group of the largest grid.
     /// Runs `f` (which enqueues one kernel) with at least `tiles` tile words and a fresh epoch
     /// for it (never 0, the zeroed words' epoch), holding the words until `f` returns: kernels
     /// using them are enqueued one at a time, in epoch order.
@@ -867,6 +860,7 @@ impl ClEngine {
         result
     }
 
+    /// Length of a partials buffer: room for 4 u64s per work-group of the largest grid.
     pub(crate) fn partials_len(&self) -> usize {
         4 * self.tuning.max_groups
     }
@@ -987,26 +981,33 @@ impl ClEngine {
         f: impl FnOnce(usize, usize),
     ) -> Result<()> {
         let bytes = count.max(1) * std::mem::size_of::<T>();
-        let mut ptr: cl_mem = std::ptr::null_mut();
-        // SAFETY: blocking map of a range inside the buffer; the pointer is only passed on as
-        // an address, then unmapped.
-        unsafe {
-            self.queue.enqueue_map_buffer(
-                buf,
-                CL_BLOCKING,
-                opencl3::memory::CL_MAP_WRITE_INVALIDATE_REGION,
-                0,
-                bytes,
-                &mut ptr,
-                &[],
-            )
-        }
-        .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0))?;
+        let ptr = self.map(buf, opencl3::memory::CL_MAP_WRITE_INVALIDATE_REGION, bytes)?;
         f(ptr as usize, bytes);
         // SAFETY: `ptr` is the live mapping of `buf` made just above.
+        unsafe { self.unmap(buf, ptr) }
+    }
+
+    /// Maps the first `bytes` of `buf` (blocking) with `flags`; returns the host address.
+    fn map<T>(&self, buf: &Buffer<T>, flags: u64, bytes: usize) -> Result<cl_mem> {
+        let mut ptr: cl_mem = std::ptr::null_mut();
+        // SAFETY: a blocking map of a range inside the buffer (the callers' sizes).
+        unsafe {
+            self.queue
+                .enqueue_map_buffer(buf, CL_BLOCKING, flags, 0, bytes, &mut ptr, &[])
+        }
+        .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0))?;
+        Ok(ptr)
+    }
+
+    /// Unmaps `ptr` from `buf`.
+    ///
+    /// # Safety
+    /// `ptr` is a live mapping of `buf` made by [`map`](Self::map), not used after this.
+    unsafe fn unmap<T>(&self, buf: &Buffer<T>, ptr: cl_mem) -> Result<()> {
+        // SAFETY: as the caller vouches.
         unsafe { self.queue.enqueue_unmap_mem_object(buf.get(), ptr, &[]) }
-            .map_err(|e| Error::cl("clEnqueueUnmapMemObject", e.0))?;
-        Ok(())
+            .map(|_| ())
+            .map_err(|e| Error::cl("clEnqueueUnmapMemObject", e.0))
     }
 
     /// Blocking write of `data` at element `offset`. Large writes to a GPU go through the
@@ -1053,20 +1054,9 @@ impl ClEngine {
                     "a staging slot",
                 )?
             };
-            let mut ptr: cl_mem = std::ptr::null_mut();
-            // SAFETY: a blocking map of the whole buffer, kept mapped until the engine drops.
-            unsafe {
-                self.queue.enqueue_map_buffer(
-                    &buf,
-                    CL_BLOCKING,
-                    opencl3::memory::CL_MAP_READ | opencl3::memory::CL_MAP_WRITE,
-                    0,
-                    slot,
-                    &mut ptr,
-                    &[],
-                )
-            }
-            .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0))?;
+            // Mapped for the engine's life (unmapped in its `drop`).
+            let flags = opencl3::memory::CL_MAP_READ | opencl3::memory::CL_MAP_WRITE;
+            let ptr = self.map(&buf, flags, slot)?;
             slots.push(StagingSlot {
                 buf,
                 ptr: ptr as *mut u8,
