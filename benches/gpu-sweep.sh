@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU sweep: how the NVIDIA numbers in README.md and the issue notes were measured.
 #   bash benches/gpu-sweep.sh pack   # here: build release tests/examples, copy them and the anchors into .gpu/
-#   bash .gpu/gpu-sweep.sh run [all|tests|bench]  # on the GPU machine (device tool, carry .gpu): parity tests on
+#   bash .gpu/gpu-sweep.sh run [all|tests|bench|compact]  # on the GPU machine (device tool, carry .gpu): parity tests on
 #                                    # every OpenCL device (NVIDIA + PoCL), bench table, CUB and CuPy anchors
 set -uo pipefail
 case "${1:-}" in
@@ -28,7 +28,7 @@ run)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
   (cd anchors && nvcc -O3 -arch=sm_90 -std=c++17 --extended-lambda cub_anchor.cu -o /tmp/cub_anchor >/dev/null 2>&1) &
   ./devices | tee "$OUT/devices.txt"
-  phase="${2:-all}"   # all | tests | bench
+  phase="${2:-all}"   # all | tests | bench | compact
   mkdir -p "$OUT/tests"
   # The slowest binaries run beside the others (16 cores), so that the phase ends in minutes.
   one_test() {
@@ -42,6 +42,27 @@ run)
       echo "   serial rc=$?"; tail -5 "$OUT/tests/$1.serial.txt"
     fi
   }
+  if [ "$phase" = compact ]; then
+    # The compaction alone (`run compact [notests]`): its tests on every device, then CUB beside
+    # the compactions, each kernel's time (CLPIX_PROFILE), the sorted ones with radix_hist's loads,
+    # then CUB again. (A register cap cannot be tried: driver 580 ignores -cl-nv-maxrregcount=N
+    # and refuses -cl-nv-maxrregcount N.)
+    [ "${3:-}" = notests ] || for t in test-compact_*; do one_test "$t"; done 2>&1 | tee "$OUT/tests.txt"
+    wait
+    /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
+    ops=compacted_image,compact,compacted_image_sorted,compact_sorted
+    ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops $ops,exclusive_scan 2>&1 | grep "^|" | tee "$OUT/bench.md"
+    for op in compacted_image compacted_image_sorted compact_sorted; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -8; done 2>&1 | tee "$OUT/profile.txt"
+    # The sorted compactions with 1, 2 (the default) and 4 loads in flight in radix_hist,
+    # twice over, each kernel of every call (random image first, then the constant one).
+    for round in 1 2; do for f in 1 2 4; do
+      echo "RHIST_INFLIGHT=$f"
+      CLPIX_BUILD_OPTIONS="-D RHIST_INFLIGHT=${f}u" ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image_sorted,compact_sorted 2>&1 | grep "^| compact"
+    done; done 2>&1 | tee "$OUT/radix.txt"
+    for f in 1 2 4; do CLPIX_BUILD_OPTIONS="-D RHIST_INFLIGHT=${f}u" CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops compacted_image_sorted 2>&1 | grep "clpix profile" > "$OUT/profile_sorted_$f.txt"; done
+    /tmp/cub_anchor 2>&1 | tee -a "$OUT/cub.txt"
+    exit 0
+  fi
   if [ "$phase" != bench ]; then
     slow="test-memory_growth test-blur_fused_kernel"
     for t in $slow; do one_test "$t" > "$OUT/tests/$t.summary" & done

@@ -11,7 +11,8 @@
  *   scan_groups   one work-group: sums[0..m) exclusive-scanned in place (plus carry),
  *                 sums[m] = carry + total; any m, in tiles with a running prefix
  *   scan_apply    group g rescans its range starting from sums[g]; dst may equal src
- * All additions wrap (uint).
+ * GPUs scan short arrays (the radix passes' digit counts) with scan_single instead: one
+ * work-group, one kernel. All additions wrap (uint).
  *
  * Compaction of image pixels (kept: wsum >= wmin, which is exactly L > threshold):
  *   compact_count      counts[g] = kept pixels in group g's range
@@ -34,6 +35,10 @@
  * in runs, took 0.65-0.68 ms against 0.66-0.68 for the passes (one call): its histogram
  * 0.11 ms, its scatter 0.52, of which the matching was 0.05 and the writes 0.02 (probes). It
  * is on the branch experiment/warp-sort, with a test that runs its logic on any device.
+ * Also slower on the H200 and dropped: radix_hist counting by warp ballots (six a step, lane d
+ * adding the kept lanes of digit d; no atomics): pass 1's counts 0.156 ms against 0.119 with
+ * local atomics, on a random image and on a constant one alike (0.153 / 0.118); the radix
+ * scatter ranked by ballots, a counter per digit and warp (H100: 0.711 against 0.700 ms).
  * CPU devices also have compact_relocate_hits and compact_scatter_hits, which write whole
  * PixelHit records (x, y, L, RGBA) instead of index and pixel: the host then copies nothing.
  */
@@ -379,12 +384,9 @@ void scan_groups(__global uint* sums, uint m, uint carry) {
     if (lid == 0) sums[m] = run;
 }
 
-__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
-void scan_apply(__global const uint* src, uint n, __global uint* dst, __global const uint* sums) {
-    __local uint sh[SCAN_CHUNKS * CLPIX_WG];
-    uint g = get_group_id(0), b, e;
-    group_range(n, g, get_num_groups(0), &b, &e);
-    uint run = sums[g];
+/* The exclusive scan of src[b, e) into dst from `run`; returns run + their sum. */
+inline uint scan_range(__global const uint* src, uint b, uint e, __global uint* dst, uint run,
+                       __local uint* sh) {
     uint lid = get_local_id(0);
     /* The next tile's loads are issued before this tile's scan, so that their latency
        overlaps the barriers. dst may equal src: a tile is read before any of it is written. */
@@ -414,6 +416,29 @@ void scan_apply(__global const uint* src, uint n, __global uint* dst, __global c
             }
             run += total[c];
         }
+    }
+    return run;
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void scan_apply(__global const uint* src, uint n, __global uint* dst, __global const uint* sums) {
+    __local uint sh[SCAN_CHUNKS * CLPIX_WG];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    scan_range(src, b, e, dst, sums[g], sh);
+}
+
+/* A short array's whole scan in one work-group, one kernel rather than three (the radix
+   passes' 32 x G digit counts): sums[0] = carry, sums[1] = carry + the total, as
+   scan_groups leaves them for one group. */
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void scan_single(__global const uint* src, uint n, __global uint* dst, uint carry,
+                 __global uint* sums) {
+    __local uint sh[SCAN_CHUNKS * CLPIX_WG];
+    uint run = scan_range(src, 0, n, dst, carry, sh);
+    if (get_local_id(0) == 0) {
+        sums[0] = carry;
+        sums[1] = run;
     }
 }
 
@@ -572,23 +597,44 @@ inline uint radix_digit(uint p, uint shift) { return radix_digit_of_wsum(clpix_w
    sorted compaction 0.772 -> 0.760 ms). */
 #define RHIST_COPIES 8u
 #define RHIST_STRIDE (RADIX + 1u)
+/* Loads in flight per work-item (H200, pass 1's counts: 0.119 / 0.114 / 0.110 ms with 1 / 2 /
+   4; a define, so that a sweep can set it). */
+#ifndef RHIST_INFLIGHT
+#define RHIST_INFLIGHT 4u
+#endif
+
+/* A radix pass's length: n, or at most the count the device left at len_at[at] (pass 2 takes
+   pass 1's number of kept pixels there, so that the host need not read it between the passes:
+   H200, sorted compacted image, first kernel's start to last one's end 0.767-0.775 ms ->
+   0.702-0.711, with scan_single 0.695-0.699). */
+#define LEN_GIVEN 0xffffffffu
+inline uint pass_len(uint n, __global const uint* len_at, uint at) {
+    return at == LEN_GIVEN ? n : min(n, len_at[at]);
+}
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
-void radix_hist(__global const uint* px, uint n, uint wmin, uint shift, __global uint* ghist) {
+void radix_hist(__global const uint* px, uint n, uint wmin, uint shift,
+                __global const uint* len_at, uint at, __global uint* ghist) {
     __local uint h[RHIST_COPIES * RHIST_STRIDE];
+    n = pass_len(n, len_at, at);
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
     uint lid = get_local_id(0);
     for (uint k = lid; k < RHIST_COPIES * RHIST_STRIDE; k += CLPIX_WG) h[k] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     __local uint* mine = h + (lid % RHIST_COPIES) * RHIST_STRIDE;
-    for (uint t = b; t < e; t += CTILE) {
-        uint4 p;
-        uint m = load4_kept(px, t + get_local_id(0) * 4, e, wmin, &p);
-        if (m & 1u) atomic_inc(&mine[radix_digit(p.x, shift)]);
-        if (m & 2u) atomic_inc(&mine[radix_digit(p.y, shift)]);
-        if (m & 4u) atomic_inc(&mine[radix_digit(p.z, shift)]);
-        if (m & 8u) atomic_inc(&mine[radix_digit(p.w, shift)]);
+    /* RHIST_INFLIGHT 16-byte loads in flight before the counting. */
+    for (uint t = b; t < e; t += RHIST_INFLIGHT * CTILE) {
+        uint4 p[RHIST_INFLIGHT];
+        uint m[RHIST_INFLIGHT];
+        for (uint u = 0; u < RHIST_INFLIGHT; ++u)
+            m[u] = load4_kept(px, t + u * CTILE + lid * 4u, e, wmin, &p[u]);
+        for (uint u = 0; u < RHIST_INFLIGHT; ++u) {
+            if (m[u] & 1u) atomic_inc(&mine[radix_digit(p[u].x, shift)]);
+            if (m[u] & 2u) atomic_inc(&mine[radix_digit(p[u].y, shift)]);
+            if (m[u] & 4u) atomic_inc(&mine[radix_digit(p[u].z, shift)]);
+            if (m[u] & 8u) atomic_inc(&mine[radix_digit(p[u].w, shift)]);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint d = lid; d < RADIX; d += CLPIX_WG) {
@@ -727,23 +773,26 @@ inline void radix_scatter_tiles(__global const uint* px, __global const uint* sr
     }
 }
 
-/* Pixels only (the compacted image): both passes. */
+/* Pixels only (the compacted image): both passes. The length is pass_len(n, len_at, at). */
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void radix_scatter(__global const uint* px, uint n, uint wmin, uint shift,
-                   __global const uint* offsets, __global uint* out_px) {
+                   __global const uint* len_at, uint at, __global const uint* offsets,
+                   __global uint* out_px) {
     __local RadixLocal loc;
-    radix_scatter_tiles(px, px, n, wmin, shift, offsets, 0u, out_px, out_px, &loc);
+    radix_scatter_tiles(px, px, pass_len(n, len_at, at), wmin, shift, offsets, 0u, out_px,
+                        out_px, &loc);
 }
 
 /* Pixels and their scan indices (hits): pass 1 takes the indices from the scan position, pass 2
    (RADIX_SRC_IDX in flags) from src_idx. */
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx, uint n,
-                           uint wmin, uint shift, __global const uint* offsets, uint flags,
-                           __global uint* out_idx, __global uint* out_px) {
+                           uint wmin, uint shift, __global const uint* len_at, uint at,
+                           __global const uint* offsets, uint flags, __global uint* out_idx,
+                           __global uint* out_px) {
     __local RadixLocal loc;
-    radix_scatter_tiles(px, src_idx, n, wmin, shift, offsets, flags | RADIX_WITH_IDX, out_idx,
-                        out_px, &loc);
+    radix_scatter_tiles(px, src_idx, pass_len(n, len_at, at), wmin, shift, offsets,
+                        flags | RADIX_WITH_IDX, out_idx, out_px, &loc);
 }
 
 #endif
@@ -1152,4 +1201,5 @@ void compact_lookback_indexed(__global const uint* px, uint n, uint wmin,
                   st_idx + at, xch, sh, win);
 }
 #endif /* CLPIX_HAS_INT64_ATOMICS */
+
 #endif /* CLPIX_VARIANT == 1 */

@@ -94,9 +94,10 @@
 //!   strips by radius ([`tensor_blocks`]: 64 pixels for the horizontal pass up to w = 8, 0.516–
 //!   0.518). w = 25 went from 0.78 to 0.69 ms. Loading 2, 3 or 4 blocks ahead (0.678 / 0.678 /
 //!   0.696 against 0.654 ms then), 8-byte stores in the vertical pass, 16-byte aligned loads
-//!   in the horizontal one, register caps (`-cl-nv-maxrregcount` 64 / 96 / 128: no gain; the
-//!   passes use 62 and 72 registers at w = 8) and the vertical pass walking its strips bottom
-//!   first (to meet the horizontal pass's last rows in L2) made no difference or lost.
+//!   in the horizontal one, register caps (`-cl-nv-maxrregcount=` 64 / 96 / 128: no change,
+//!   since driver 580 applies no cap, see `compact`; the passes use 62 and 72 registers at
+//!   w = 8) and the vertical pass walking its strips bottom first (to meet the horizontal
+//!   pass's last rows in L2) made no difference or lost.
 //!
 //! `CLPIX_BLUR_GPU=registers`, `band`, `radius` or `two-pass` forces one;
 //! `CLPIX_BLUR_COLUMNS=1|2` the columns a work-item of the fused kernel takes (2 up to w = 4 by
@@ -2269,7 +2270,7 @@ where
     };
     let mut host = vec![S::default(); window * m];
     let mut out = vec![S::default(); height as usize * m];
-    let mut kernel_ns = 0u64;
+    let mut kernel_ns = (0u64, 0u64);
     let mut y0 = 0usize;
     while y0 < height as usize {
         let rows = plan.rows.min(height as usize - y0);
@@ -2309,13 +2310,16 @@ where
             ];
             events.push(cl.launch("blur", vk, &args, global, local)?);
             cl.finish(&events)?;
-            kernel_ns += crate::opencl::last_kernel_ns().unwrap_or(0);
+            let (sum, span) = crate::opencl::last_kernel_ns().unwrap_or((0, 0));
+            kernel_ns.0 += sum;
+            kernel_ns.1 += span;
             i0 += k;
         }
         cl.read(&dst, 0, &mut out[y0 * m..(y0 + rows) * m])?;
         y0 += rows;
     }
-    // The kernel time of the whole blur, every band and chunk.
+    // The kernel time of the whole blur, every band and chunk (the spans of its waits added
+    // up: the host's work between them is not device time).
     crate::opencl::set_last_kernel_ns(Some(kernel_ns));
     Ok(out)
 }

@@ -32,7 +32,10 @@
 //!   warp ballots in inline PTX, with no work-group barrier, and the relocation sums the counts
 //!   of the groups before its own, so no scan kernel runs: on the H200, 0.207–0.217 ms for an
 //!   8192² compacted image against 0.229–0.231 for the portable kernels (CUB 0.172–0.177:
-//!   reading the image twice, count then relocate, keeps us short of it).
+//!   reading the image twice, count then relocate, keeps us short of it: the relocation alone
+//!   runs at the copy ceiling, 0.124 ms for its 512 MiB against 0.132 for `cudaMemcpy` of
+//!   256 MiB each way, and a count must read 256 MiB, 0.071 ms for CUB's `DeviceReduce::Sum`,
+//!   so two passes cannot beat 0.195 ms, 0.9× CUB).
 //!   **Opt-in single pass** (`CLPIX_COMPACT_RELOCATE=lookback`, same program variant, needs
 //!   `cl_khr_int64_base_atomics`): work-group t ranks and stages the kept pixels of tile t,
 //!   publishes their count, finds its offset by a decoupled look-back over its predecessors'
@@ -51,8 +54,13 @@
 //!   all; one ranked per warp with NVIDIA's warp intrinsics in inline PTX, staged and written in
 //!   runs, took 0.65–0.68 ms, no faster: branch `experiment/warp-sort`; the radix passes a segment
 //!   a warp, each pixel stored straight to its digit's place, took 1.12 ms:
-//!   `experiment/warp-radix`). The relocation and the scatter are each built twice, with and
-//!   without indices, so that the pixels-only copy (`compacted_image`) does no index work.
+//!   `experiment/warp-radix`). Pass 2 reads its length, pass 1's count, on the device, so the
+//!   host enqueues both passes without waiting between them, and the digit counts are scanned
+//!   by one work-group in one kernel (H200: 0.653–0.655 ms of kernels, 0.687–0.689 from the
+//!   first one's start to the last one's end, against 0.767–0.775 with the host's read between
+//!   the passes and three scan kernels a pass). The relocation and the scatter are each built
+//!   twice, with and without indices, so that the pixels-only copy (`compacted_image`) does no
+//!   index work.
 //!   A GPU writes compact records (the u32 part-local index and the u32 pixel: 8 bytes a hit
 //!   over the bus); x, y and L are derived on the host. On CPU devices each work-item walks a
 //!   contiguous range instead (`CLPIX_CONTIGUOUS`), sorts by a stable counting sort over the
@@ -60,6 +68,16 @@
 //!   placing them, and writes whole `PixelHit`s straight into the result's memory
 //!   (`CL_MEM_USE_HOST_PTR`): on PoCL 3.1 the 16-byte copy of 8 million hits into fresh pages
 //!   had cost as much as the kernels.
+//! - **Tried and dropped** for the GPU compactions (issue 4's notes have the tables): the
+//!   count and the relocation in L2-sized chunks of the image, so that the relocation reads
+//!   from L2 (H100: 0.46 ms in 16 MiB chunks, 0.34 in 48 MiB ones, against 0.27 in one launch:
+//!   each launch's ramp and tail cost more than L2 saves); the radix scatter ranked with warp
+//!   ballots, a counter per digit and warp (H100, sorted compacted image: 0.711 against
+//!   0.700 ms); the digit counts by warp ballots, without atomics (H200, pass 1: 0.156 against
+//!   0.119 ms, on a constant image too); 8 pixels a work-item in the radix scatter (80
+//!   registers rather than 128, H200: 0.71 against 0.68 ms). NVIDIA's driver 580 accepts
+//!   `-cl-nv-maxrregcount=N` but applies no cap (ptxas reports the same registers) and
+//!   refuses `-cl-nv-maxrregcount N`: a register cap cannot be tried through OpenCL there.
 //! - **Scan** on OpenCL: reduce-then-scan (sum per group, scan of the group sums by one group,
 //!   rescan of each group's range from its offset); no single-pass look-back (OpenCL does not
 //!   promise forward progress between work-groups: issue 4 keeps the single pass opt-in, and
@@ -922,6 +940,10 @@ pub(crate) fn u32_arg(n: usize, what: &'static str) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::invalid(what, n, "at most u32::MAX elements"))
 }
 
+/// The longest array that GPUs scan in one work-group (`scan_single`): the radix passes'
+/// 32 counters a group, 33,792 on a GPU of 132 compute units.
+const SCAN_SINGLE_MAX: usize = 64 * 1024;
+
 /// Enqueues the exclusive scan of `n` elements of `src` into `dst` (which may be `src`),
 /// starting from `carry`. Returns the group sums buffer; its element `groups` is the total.
 fn cl_scan(
@@ -935,6 +957,24 @@ fn cl_scan(
     let n32 = u32_arg(n, "array length")?;
     let g = groups_for(cl, n);
     let wg = cl.tuning.wg;
+    if !cl.tuning.contiguous && n <= SCAN_SINGLE_MAX {
+        // One kernel, not three, for short arrays such as the radix passes' digit counts.
+        let sums = cl.buffer::<u32>(2, "scan group sums")?;
+        events.push(cl.launch(
+            "compact",
+            "scan_single",
+            &[
+                Arg::buf(src),
+                Arg::U32(n32),
+                Arg::buf(dst),
+                Arg::U32(carry),
+                Arg::buf(&sums),
+            ],
+            wg,
+            wg,
+        )?);
+        return Ok((sums, 1));
+    }
     let sums = cl.buffer::<u32>(g + 1, "scan group sums")?;
     events.push(cl.launch(
         "compact",
@@ -1021,39 +1061,30 @@ struct PartOut<'a> {
 }
 
 /// Steps 1 and 2 of a sorting pass: `kernel` counts the kept pixels of each of `g` groups
-/// into `bins` counters a group (its arguments: the source, its length, the keep bound,
-/// `param`, the counters), then the `bins × g` counters are scanned in place (exclusive).
-/// Returns the counters, and the scan's group sums with the index of the total there.
+/// into `bins` counters a group (its arguments: `args`, then the counters), then the
+/// `bins × g` counters are scanned in place (exclusive). Returns the counters, and the scan's
+/// group sums with the index of the total there.
 fn group_counts_scanned(
     cl: &ClEngine,
     (kernel, what): (&'static str, &'static str),
-    (src, len32, keep_min, param): (&Buffer<u32>, u32, u32, u32),
+    args: Vec<Arg>,
     bins: usize,
     g: usize,
     events: &mut Vec<Event>,
 ) -> Result<(Buffer<u32>, Buffer<u32>, usize)> {
     let wg = cl.tuning.wg;
     let counts = cl.buffer::<u32>(bins * g + 1, what)?;
-    events.push(cl.launch(
-        "compact",
-        kernel,
-        &[
-            Arg::buf(src),
-            Arg::U32(len32),
-            Arg::U32(keep_min),
-            Arg::U32(param),
-            Arg::buf(&counts),
-        ],
-        g * wg,
-        wg,
-    )?);
+    let mut args = args;
+    args.push(Arg::buf(&counts));
+    events.push(cl.launch("compact", kernel, &args, g * wg, wg)?);
     let (sums, sg) = cl_scan(cl, &counts, bins * g, &counts, 0, events)?;
     Ok((counts, sums, sg))
 }
 
 /// The two radix passes of the GPU sorted compaction of `n` pixels of `buf`: kept pixels by
-/// luminance descending, stable, into `out`. Returns the number kept (read back between the
-/// passes: the second pass's length).
+/// luminance descending, stable, into `out`. Returns the number kept. The second pass reads
+/// that number on the device (cl/compact.cl's `pass_len`), so both passes are enqueued before
+/// the host waits for it.
 fn cl_radix_sorted(
     cl: &ClEngine,
     buf: &Buffer<u32>,
@@ -1070,72 +1101,92 @@ fn cl_radix_sorted(
     const RADIX: usize = 32;
     // radix_scatter_indexed's flag: the indices come from the source's (pass 2).
     const RADIX_SRC_IDX: u32 = 2;
+    // `pass_len`'s "no length on the device": the pass takes the length it is given.
+    const LEN_GIVEN: u32 = u32::MAX;
     let wg = cl.tuning.wg;
+    let n32 = u32_arg(n, "image part")?;
+    let g = groups_for(cl, n);
     let (tmp_px_count, tmp_px) = cl.take_scratch("radix pass pixels", n)?;
     let (tmp_idx_count, tmp_idx) =
         cl.take_scratch("radix pass indices", if with_idx { n } else { 1 })?;
-    // One pass over `len` elements of `src` (kept: wsum >= `keep_min`), by the digit at `shift`.
-    let mut pass = |src: &Buffer<u32>,
-                    src_idx: &Buffer<u32>,
-                    len: usize,
+    // One pass over at most `n` elements of `src` (kept: wsum >= `keep_min`), by the digit at
+    // `shift`; `len_at[at]` caps the length on the device unless `at` is LEN_GIVEN.
+    let mut pass = |(src, src_idx): (&Buffer<u32>, &Buffer<u32>),
+                    (len_at, at): (&Buffer<u32>, u32),
                     keep_min: u32,
                     shift: u32,
                     flags: u32,
-                    dst_idx: &Buffer<u32>,
-                    dst_px: &Buffer<u32>|
+                    (dst_idx, dst_px): (&Buffer<u32>, &Buffer<u32>)|
      -> Result<(Buffer<u32>, usize)> {
-        let g = groups_for(cl, len);
-        let len32 = u32_arg(len, "image part")?;
+        // The arguments every kernel of the pass takes after its sources: the length (n, or
+        // len_at[at]), the keep bound and the digit.
+        let pass_args = || {
+            [
+                Arg::U32(n32),
+                Arg::U32(keep_min),
+                Arg::U32(shift),
+                Arg::buf(len_at),
+                Arg::U32(at),
+            ]
+        };
         let (ghist, sums, sg) = group_counts_scanned(
             cl,
             ("radix_hist", "digit counts per group"),
-            (src, len32, keep_min, shift),
+            [Arg::buf(src)].into_iter().chain(pass_args()).collect(),
             RADIX,
             g,
             events,
         )?;
         // Pixels only, or with indices: two kernels, so that the pixels-only one has no index
         // loads, stores or branches (cl/compact.cl has the measurements).
-        let (kernel, args) = if with_idx {
-            let args = vec![
-                Arg::buf(src),
-                Arg::buf(src_idx),
-                Arg::U32(len32),
-                Arg::U32(keep_min),
-                Arg::U32(shift),
+        let (kernel, args): (_, Vec<Arg>) = if with_idx {
+            let outs = [
                 Arg::buf(&ghist),
                 Arg::U32(flags),
                 Arg::buf(dst_idx),
                 Arg::buf(dst_px),
             ];
+            let srcs = [Arg::buf(src), Arg::buf(src_idx)];
+            let args = srcs.into_iter().chain(pass_args()).chain(outs).collect();
             ("radix_scatter_indexed", args)
         } else {
-            let args = vec![
-                Arg::buf(src),
-                Arg::U32(len32),
-                Arg::U32(keep_min),
-                Arg::U32(shift),
-                Arg::buf(&ghist),
-                Arg::buf(dst_px),
-            ];
+            let outs = [Arg::buf(&ghist), Arg::buf(dst_px)];
+            let args = [Arg::buf(src)]
+                .into_iter()
+                .chain(pass_args())
+                .chain(outs)
+                .collect();
             ("radix_scatter", args)
         };
         events.push(cl.launch("compact", kernel, &args, g * wg, wg)?);
         Ok((sums, sg))
     };
-    let first = pass(buf, &tmp_idx, n, wmin, 0, 0, &tmp_idx, &tmp_px);
-    let result = first.and_then(|(sums, sg)| {
+    let result = pass(
+        (buf, &tmp_idx),
+        (buf, LEN_GIVEN),
+        wmin,
+        0,
+        0,
+        (&tmp_idx, &tmp_px),
+    )
+    .and_then(|(sums, sg)| {
+        // Pass 2: everything in pass 1's output is kept (wsum >= 0); its length is pass 1's
+        // total, sums[sg], read on the device.
+        let at = u32_arg(sg, "scan groups")?;
+        pass(
+            (&tmp_px, &tmp_idx),
+            (&sums, at),
+            0,
+            5,
+            RADIX_SRC_IDX,
+            (out_idx, out_px),
+        )?;
         let mut kept = [0u32];
         cl.read(&sums, sg, &mut kept)?;
-        let m = (kept[0] as usize).min(n);
-        if m > 0 {
-            // Everything in the first pass's output is kept: wsum >= 0.
-            pass(&tmp_px, &tmp_idx, m, 0, 5, RADIX_SRC_IDX, out_idx, out_px)?;
-        }
-        Ok(m)
+        Ok((kept[0] as usize).min(n))
     });
-    // The second pass has been enqueued before the scratch goes back: later users of the same
-    // in-order queue run after it.
+    // Both passes have been enqueued before the scratch goes back: later users of the same
+    // in-order queue run after them.
     cl.give_scratch("radix pass pixels", tmp_px_count, tmp_px);
     cl.give_scratch("radix pass indices", tmp_idx_count, tmp_idx);
     result
@@ -1375,7 +1426,12 @@ fn cl_compact(
                 let (ghist, sums, sg) = group_counts_scanned(
                     cl,
                     ("compact_hist", "luminance counts per group"),
-                    (buf, n32, wmin, nbins as u32),
+                    vec![
+                        Arg::buf(buf),
+                        Arg::U32(n32),
+                        Arg::U32(wmin),
+                        Arg::U32(nbins as u32),
+                    ],
                     nbins,
                     g,
                     &mut events,

@@ -354,7 +354,24 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn last_kernel_time(&self) -> Option<Duration> {
-        opencl::last_kernel_ns().map(Duration::from_nanos)
+        opencl::last_kernel_ns().map(|(sum, _)| Duration::from_nanos(sum))
+    }
+
+    /// Device time of this thread's last OpenCL operation from its first kernel's start to its
+    /// last kernel's end (profiling events): unlike [`last_kernel_time`](Self::last_kernel_time),
+    /// it counts the device's gaps between kernels, as a peer's timer around the whole call
+    /// would. `None` after an operation on the CPU path.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// engine.compact(&image::RgbaImage::new(64, 64), 0)?;
+    /// if let (Some(sum), Some(span)) = (engine.last_kernel_time(), engine.last_kernel_span()) {
+    ///     println!("kernels {sum:?}, first start to last end {span:?}");
+    /// }
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn last_kernel_span(&self) -> Option<Duration> {
+        opencl::last_kernel_ns().map(|(_, span)| Duration::from_nanos(span))
     }
 
     /// Copies an image to the engine (device memory on OpenCL, host memory on the CPU), for

@@ -324,15 +324,17 @@ pub(crate) struct Tuning {
 }
 
 thread_local! {
-    /// Kernel time (profiling events) of this thread's last OpenCL operation.
-    static LAST_KERNEL_NS: Cell<Option<u64>> = const { Cell::new(None) };
+    /// Kernel time (profiling events) of this thread's last OpenCL operation: the sum of its
+    /// kernels' times, and the span from the first one's start to the last one's end.
+    static LAST_KERNEL_NS: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
 }
 
-pub(crate) fn set_last_kernel_ns(ns: Option<u64>) {
+pub(crate) fn set_last_kernel_ns(ns: Option<(u64, u64)>) {
     LAST_KERNEL_NS.with(|c| c.set(ns));
 }
 
-pub(crate) fn last_kernel_ns() -> Option<u64> {
+/// The sum of the last operation's kernel times, and their span (see `set_last_kernel_ns`).
+pub(crate) fn last_kernel_ns() -> Option<(u64, u64)> {
     LAST_KERNEL_NS.with(|c| c.get())
 }
 
@@ -552,7 +554,7 @@ impl ClEngine {
         if info.has_extension("cl_khr_int64_base_atomics") {
             build_options.push_str(" -D CLPIX_HAS_INT64_ATOMICS=1");
         }
-        // Extra compiler options, to measure or diagnose (a register cap, a verbose build log).
+        // Extra compiler options, to measure or diagnose (a define, a verbose build log).
         if let Ok(extra) = std::env::var("CLPIX_BUILD_OPTIONS") {
             build_options.push(' ');
             build_options.push_str(&extra);
@@ -802,7 +804,19 @@ impl ClEngine {
             cl3::event::wait_for_events(&raw).map_err(|e| Error::cl("clWaitForEvents", e))?;
         }
         let ns = events.iter().filter_map(kernel_ns).sum();
-        set_last_kernel_ns(Some(ns));
+        let start = events
+            .iter()
+            .filter_map(|e| e.profiling_command_start().ok())
+            .min();
+        let end = events
+            .iter()
+            .filter_map(|e| e.profiling_command_end().ok())
+            .max();
+        let span = match (start, end) {
+            (Some(s), Some(e)) => e.saturating_sub(s),
+            _ => 0,
+        };
+        set_last_kernel_ns(Some((ns, span)));
         Ok(())
     }
 

@@ -223,7 +223,7 @@ proptest! {
     fn scan_matches_a_sequential_scan(
         len in prop_oneof![
             Just(0usize), Just(1), Just(2),
-            (1u32..15).prop_flat_map(|k| prop_oneof![Just((1usize << k) - 1), Just(1usize << k), Just((1usize << k) + 1)]),
+            (1u32..18).prop_flat_map(|k| prop_oneof![Just((1usize << k) - 1), Just(1usize << k), Just((1usize << k) + 1)]),
             0..5000usize,
             5000..300_000usize,
         ],
