@@ -56,9 +56,9 @@
 //!   a warp, each pixel stored straight to its digit's place, took 1.12 ms:
 //!   `experiment/warp-radix`). Pass 2 reads its length, pass 1's count, on the device, so the
 //!   host enqueues both passes without waiting between them, and the digit counts are scanned
-//!   by one work-group in one kernel (H200: 0.653–0.655 ms of kernels, 0.687–0.689 from the
+//!   by one work-group in one kernel (H200: 0.651–0.655 ms of kernels, 0.683–0.689 from the
 //!   first one's start to the last one's end, against 0.767–0.775 with the host's read between
-//!   the passes and three scan kernels a pass). The relocation and the scatter are each built
+//!   the passes and three scan kernels a pass; CUB's select and radix sort 0.750–0.752). The relocation and the scatter are each built
 //!   twice, with and without indices, so that the pixels-only copy (`compacted_image`) does no
 //!   index work.
 //!   A GPU writes compact records (the u32 part-local index and the u32 pixel: 8 bytes a hit
