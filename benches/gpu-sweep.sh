@@ -53,7 +53,7 @@ run)
     ops=compacted_image,compact,compacted_image_sorted,compact_sorted
     ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops $ops,exclusive_scan 2>&1 | grep "^|" | tee "$OUT/bench.md"
     for op in compacted_image compacted_image_sorted compact_sorted; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -8; done 2>&1 | tee "$OUT/profile.txt"
-    # The sorted compactions with 1, 2 (the default) and 4 loads in flight in radix_hist,
+    # The sorted compactions with 1, 2 and 4 (the default) loads in flight in radix_hist,
     # twice over, each kernel of every call (random image first, then the constant one).
     for round in 1 2; do for f in 1 2 4; do
       echo "RHIST_INFLIGHT=$f"

@@ -1201,5 +1201,4 @@ void compact_lookback_indexed(__global const uint* px, uint n, uint wmin,
                   st_idx + at, xch, sh, win);
 }
 #endif /* CLPIX_HAS_INT64_ATOMICS */
-
 #endif /* CLPIX_VARIANT == 1 */

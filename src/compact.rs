@@ -955,7 +955,6 @@ fn cl_scan(
     events: &mut Vec<Event>,
 ) -> Result<(Buffer<u32>, usize)> {
     let n32 = u32_arg(n, "array length")?;
-    let g = groups_for(cl, n);
     let wg = cl.tuning.wg;
     if !cl.tuning.contiguous && n <= SCAN_SINGLE_MAX {
         // One kernel, not three, for short arrays such as the radix passes' digit counts.
@@ -975,6 +974,7 @@ fn cl_scan(
         )?);
         return Ok((sums, 1));
     }
+    let g = groups_for(cl, n);
     let sums = cl.buffer::<u32>(g + 1, "scan group sums")?;
     events.push(cl.launch(
         "compact",

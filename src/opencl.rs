@@ -371,11 +371,11 @@ fn profile_kernels() -> bool {
     *ON.get_or_init(|| std::env::var("CLPIX_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
 }
 
-/// A finished kernel's run time from its profiling event, in nanoseconds.
-fn kernel_ns(event: &Event) -> Option<u64> {
+/// A finished kernel's start and end from its profiling event, in nanoseconds.
+fn kernel_interval(event: &Event) -> Option<(u64, u64)> {
     let start = event.profiling_command_start().ok()?;
     let end = event.profiling_command_end().ok()?;
-    Some(end.saturating_sub(start))
+    Some((start, end.max(start)))
 }
 
 /// A pooled kernel: its program, the program's variant and the kernel's name.
@@ -775,11 +775,11 @@ impl ClEngine {
                 event
                     .wait()
                     .map_err(|e| Error::cl("clWaitForEvents", e.0))?;
-                if let Some(ns) = kernel_ns(&event).filter(|_| profile) {
+                if let Some((start, end)) = kernel_interval(&event).filter(|_| profile) {
                     eprintln!(
                         "clpix profile: {program}/{kernel} variant {variant} global {global}: \
                          {:.4} ms",
-                        ns as f64 / 1e6
+                        (end - start) as f64 / 1e6
                     );
                 }
                 Ok(event)
@@ -794,8 +794,9 @@ impl ClEngine {
         result
     }
 
-    /// Waits for the queue and records the summed kernel time of `events` for
-    /// [`Engine::last_kernel_time`](crate::Engine::last_kernel_time).
+    /// Waits for the queue and records the summed kernel time of `events` and their span for
+    /// [`Engine::last_kernel_time`](crate::Engine::last_kernel_time) and
+    /// [`Engine::last_kernel_span`](crate::Engine::last_kernel_span).
     pub(crate) fn finish(&self, events: &[Event]) -> Result<()> {
         // Waits for this operation's own commands only: clFinish on the shared queue would also
         // wait for other threads' work.
@@ -803,20 +804,12 @@ impl ClEngine {
             let raw: Vec<_> = events.iter().map(|e| e.get()).collect();
             cl3::event::wait_for_events(&raw).map_err(|e| Error::cl("clWaitForEvents", e))?;
         }
-        let ns = events.iter().filter_map(kernel_ns).sum();
-        let start = events
-            .iter()
-            .filter_map(|e| e.profiling_command_start().ok())
-            .min();
-        let end = events
-            .iter()
-            .filter_map(|e| e.profiling_command_end().ok())
-            .max();
-        let span = match (start, end) {
-            (Some(s), Some(e)) => e.saturating_sub(s),
-            _ => 0,
-        };
-        set_last_kernel_ns(Some((ns, span)));
+        let runs: Vec<(u64, u64)> = events.iter().filter_map(kernel_interval).collect();
+        let sum = runs.iter().map(|(start, end)| end - start).sum();
+        let first_start = runs.iter().map(|r| r.0).min();
+        let last_end = runs.iter().map(|r| r.1).max();
+        let span = first_start.zip(last_end).map_or(0, |(s, e)| e - s);
+        set_last_kernel_ns(Some((sum, span)));
         Ok(())
     }
 

@@ -118,20 +118,14 @@ fn cases() -> Vec<Case> {
             name: "compacted_image_sorted",
             bytes_per_pixel: 4.0,
             content: Content::Random,
-            run: |e, i| {
-                e.compacted_image(i, 512, clpix::CompactOrder::LuminanceDescending)
-                    .map(drop)
-            },
+            run: compacted_image_sorted,
         },
         // Every pixel kept, all with one luminance: one digit counter takes every increment.
         Case {
             name: "compacted_image_sorted",
             bytes_per_pixel: 4.0,
             content: Content::Constant,
-            run: |e, i| {
-                e.compacted_image(i, 512, clpix::CompactOrder::LuminanceDescending)
-                    .map(drop)
-            },
+            run: compacted_image_sorted,
         },
         Case {
             name: "brightest_k16_d0",
@@ -429,6 +423,12 @@ fn array_rows(engines: &[Engine], size: u32, reps: usize, op: &ArrayOp) -> Vec<S
         }));
     }
     out
+}
+
+/// The sorted compacted image at the anchors' threshold (a case on two contents).
+fn compacted_image_sorted(e: &Engine, i: ImageInput<'_>) -> clpix::Result<()> {
+    e.compacted_image(i, 512, clpix::CompactOrder::LuminanceDescending)
+        .map(drop)
 }
 
 /// The last operation's kernel times: their sum, and the span from the first kernel's start to
