@@ -44,22 +44,22 @@ run)
   }
   if [ "$phase" = compact ]; then
     # The compaction alone (`run compact [notests]`): its tests on every device, then CUB beside
-    # the compactions, each kernel's time (CLPIX_PROFILE), the sorted ones with radix_hist's loads,
-    # then CUB again. (A register cap cannot be tried: driver 580 ignores -cl-nv-maxrregcount=N
-    # and refuses -cl-nv-maxrregcount N.)
+    # the compactions, each kernel's time (CLPIX_PROFILE), the sorted ones with and without the
+    # single-digit relocation, then CUB again. (A register cap cannot be tried: driver 580
+    # ignores -cl-nv-maxrregcount=N and refuses -cl-nv-maxrregcount N.)
     [ "${3:-}" = notests ] || for t in test-compact_*; do one_test "$t"; done 2>&1 | tee "$OUT/tests.txt"
     wait
     /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
     ops=compacted_image,compact,compacted_image_sorted,compact_sorted
     ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops $ops,exclusive_scan 2>&1 | grep "^|" | tee "$OUT/bench.md"
     for op in compacted_image compacted_image_sorted compact_sorted; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -8; done 2>&1 | tee "$OUT/profile.txt"
-    # The sorted compactions with 1, 2 and 4 (the default) loads in flight in radix_hist,
-    # twice over, each kernel of every call (random image first, then the constant one).
-    for round in 1 2; do for f in 1 2 4; do
-      echo "RHIST_INFLIGHT=$f"
-      CLPIX_BUILD_OPTIONS="-D RHIST_INFLIGHT=${f}u" ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image_sorted,compact_sorted 2>&1 | grep "^| compact"
+    # The sorted compactions with and without the single-digit groups' relocation
+    # (RADIX_SINGLE_DIGIT), twice over (random image first, then the constant one).
+    for round in 1 2; do for f in 1 0; do
+      echo "RADIX_SINGLE_DIGIT=$f"
+      CLPIX_BUILD_OPTIONS="-D RADIX_SINGLE_DIGIT=$f" ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image_sorted,compact_sorted 2>&1 | grep "^| compact"
     done; done 2>&1 | tee "$OUT/radix.txt"
-    for f in 1 2 4; do CLPIX_BUILD_OPTIONS="-D RHIST_INFLIGHT=${f}u" CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops compacted_image_sorted 2>&1 | grep "clpix profile" > "$OUT/profile_sorted_$f.txt"; done
+    for f in 1 0; do CLPIX_BUILD_OPTIONS="-D RADIX_SINGLE_DIGIT=$f" CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops compacted_image_sorted 2>&1 | grep "clpix profile" > "$OUT/profile_sorted_$f.txt"; done
     /tmp/cub_anchor 2>&1 | tee -a "$OUT/cub.txt"
     exit 0
   fi

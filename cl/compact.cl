@@ -29,7 +29,8 @@
  *   (scan of ghist: offsets in the order bin, then group: stable)
  *   compact_scatter    each group places its pixels at ghist[b * G + g] onwards, in scan order.
  * GPUs: two stable LSD radix passes of 5 bits of b (radix_hist, radix_scatter, below), whose
- * writes come in runs of equal digit; a one-pass counting sort wrote single pixels to 1024
+ * writes come in runs of equal digit, and radix_single for the groups whose kept pixels share
+ * one digit; a one-pass counting sort wrote single pixels to 1024
  * places per tile and took 1.32 ms on the H200 against 0.82 ms for the two passes. Another,
  * ranked per warp with NVIDIA's warp intrinsics (inline PTX ballots), staged by bin and written
  * in runs, took 0.65-0.68 ms against 0.66-0.68 for the passes (one call): its histogram
@@ -506,21 +507,21 @@ inline void load_run(__global const uint* src, uint t, uint e, uint per, uint* v
     }
 }
 
-/* Group g's tiles, its kept pixels written from offsets[g] on. `with_idx` is a constant where
-   compact_relocate calls it, so that the pixels-only copy has no index stores (H200, one call:
-   compacted_image 0.224 ms, against 0.239-0.241 with the flag read in the loop). */
-inline void relocate_tiles(__global const uint* px, uint n, uint wmin, __global uint* counts,
-                           const uint with_idx,
+/* The kept pixels of [b, e) written in scan order from output position `run` on. Their indices
+   (with_idx) are the scan positions, or with_src the values of src_idx at them. `with_idx` and
+   `with_src` are constants where the callers call it, so that the pixels-only copy has no index
+   loads or stores (H200, one call: compacted_image 0.224 ms, against 0.239-0.241 with the flag
+   read in the loop). */
+inline void relocate_tiles(__global const uint* px, __global const uint* src_idx, uint b, uint e,
+                           uint wmin, uint run, const uint with_idx, const uint with_src,
                            __global uint* out_idx, __global uint* out_px, __local uint* sh,
                            __local uint* st_px, __local uint* st_idx) {
-    uint g = get_group_id(0), b, e;
-    group_range(n, g, get_num_groups(0), &b, &e);
     uint lid = get_local_id(0);
-    uint run = group_offset(counts, sh);
     for (uint t = b; t < e; t += RTILE) {
         uint first = t + lid * RELOC_PER;
-        uint v[RELOC_PER];
+        uint v[RELOC_PER], vi[RELOC_PER];
         load_run(px, t, e, RELOC_PER, v);
+        if (with_src) load_run(src_idx, t, e, RELOC_PER, vi);
         uint m = 0;
         for (uint k = 0; k < RELOC_PER; ++k)
             m |= (clpix_wsum(v[k]) >= wmin && first + k < e ? 1u : 0u) << k;
@@ -529,7 +530,7 @@ inline void relocate_tiles(__global const uint* px, uint n, uint wmin, __global 
         for (uint k = 0; k < RELOC_PER; ++k) {
             if (m & (1u << k)) {
                 st_px[x] = v[k];
-                if (with_idx) st_idx[x] = first + k;
+                if (with_idx) st_idx[x] = with_src ? vi[k] : first + k;
                 ++x;
             }
         }
@@ -551,10 +552,13 @@ void compact_relocate(__global const uint* px, uint n, uint wmin, __global uint*
     __local uint sh[CLPIX_WG];
     __local uint st_px[RTILE];
     __local uint st_idx[RTILE];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint run = group_offset(counts, sh);
     if (with_idx)
-        relocate_tiles(px, n, wmin, counts, 1u, out_idx, out_px, sh, st_px, st_idx);
+        relocate_tiles(px, px, b, e, wmin, run, 1u, 0u, out_idx, out_px, sh, st_px, st_idx);
     else
-        relocate_tiles(px, n, wmin, counts, 0u, out_idx, out_px, sh, st_px, st_idx);
+        relocate_tiles(px, px, b, e, wmin, run, 0u, 0u, out_idx, out_px, sh, st_px, st_idx);
 }
 
 /* ---- Sorted compaction on GPUs: two stable LSD radix passes of 5 bits.
@@ -612,15 +616,27 @@ inline uint pass_len(uint n, __global const uint* len_at, uint at) {
     return at == LEN_GIVEN ? n : min(n, len_at[at]);
 }
 
+/* Whether groups whose kept pixels share one digit skip the ranking (radix_single, below; a
+   define, so that a sweep can compare). */
+#ifndef RADIX_SINGLE_DIGIT
+#define RADIX_SINGLE_DIGIT 1
+#endif
+/* After a pass's RADIX * G digit counts and one spare word, radix_hist leaves two words a
+   group: the digit of all its kept pixels if they share one (0 if it keeps none), else RADIX;
+   and its number of kept pixels. The scan of the counts leaves them alone. */
+#define GROUP_INFO(G, g) (RADIX * (G) + 1u + 2u * (g))
+
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void radix_hist(__global const uint* px, uint n, uint wmin, uint shift,
                 __global const uint* len_at, uint at, __global uint* ghist) {
     __local uint h[RHIST_COPIES * RHIST_STRIDE];
+    __local uint tally[2]; /* digits with pixels (16 high bits) and their sum; kept pixels */
     n = pass_len(n, len_at, at);
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
     uint lid = get_local_id(0);
     for (uint k = lid; k < RHIST_COPIES * RHIST_STRIDE; k += CLPIX_WG) h[k] = 0;
+    if (lid < 2) tally[lid] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     __local uint* mine = h + (lid % RHIST_COPIES) * RHIST_STRIDE;
     /* RHIST_INFLIGHT 16-byte loads in flight before the counting. */
@@ -641,6 +657,16 @@ void radix_hist(__global const uint* px, uint n, uint wmin, uint shift,
         uint s = 0;
         for (uint c = 0; c < RHIST_COPIES; ++c) s += h[c * RHIST_STRIDE + d];
         ghist[d * G + g] = s;
+        if (s != 0) {
+            atomic_add(&tally[0], (1u << 16) | d);
+            atomic_add(&tally[1], s);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        uint t = tally[0];
+        ghist[GROUP_INFO(G, g)] = t >> 16 == 0 ? 0u : t >> 16 == 1 ? (t & 0xffffu) : RADIX;
+        ghist[GROUP_INFO(G, g) + 1] = tally[1];
     }
 }
 
@@ -678,6 +704,8 @@ inline void radix_scatter_tiles(__global const uint* px, __global const uint* sr
     uint g = get_group_id(0), G = get_num_groups(0), b, e;
     group_range(n, g, G, &b, &e);
     uint lid = get_local_id(0);
+    /* radix_single takes the groups whose kept pixels share one digit. */
+    if (RADIX_SINGLE_DIGIT && offsets[GROUP_INFO(G, g)] < RADIX) return;
     for (uint d = lid; d < RADIX; d += CLPIX_WG) goff[d] = offsets[d * G + g];
     /* The next tile's loads are issued before this tile's work, so that their latency
        overlaps its barriers (pass 1 on the H200: 0.42 -> 0.40 ms). */
@@ -795,6 +823,84 @@ void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx
                         flags | RADIX_WITH_IDX, out_idx, out_px, &loc);
 }
 
+
+/* ---- Radix passes of single-digit groups. A group whose kept pixels all have one digit in
+ * this pass (every group of a constant image; in pass 2 every group where the kept luminances
+ * share their high 5 bits, as above threshold 991) needs no ranking: its pixels go to that
+ * digit's offset in scan order. radix_hist records which groups these are (GROUP_INFO);
+ * radix_scatter leaves them to radix_single, launched after it with the same arguments. A
+ * group that keeps none returns at once in both (dark regions under a high threshold), and one
+ * that keeps all its pixels (pass 2 always) copies them without a scan. H200, 8192², sorted
+ * compacted image, one call: constant image 1.104-1.106 -> 0.516-0.519 ms; random image
+ * 0.652-0.656 -> 0.665-0.666 (radix_single's launches, 0.007-0.009 ms a pass, all its groups
+ * returning). Dropped: the same path inside radix_scatter (random 0.662-0.667, constant
+ * 0.617-0.620: at radix_scatter's 128 registers the copy runs at two groups an SM), and each
+ * work-item reading its group's 33 scanned counts to find the digit (random 0.735: the loads
+ * came one after another). */
+
+/* [b, e) copied from output position `run` on, with their indices (see relocate_tiles). */
+inline void copy_run(__global const uint* px, __global const uint* src_idx, uint b, uint e,
+                     uint run, const uint with_idx, const uint with_src,
+                     __global uint* out_idx, __global uint* out_px) {
+    uint i = b + get_local_id(0);
+    /* 4 loads in flight a work-item before their stores. */
+    for (; i + 3u * CLPIX_WG < e; i += 4u * CLPIX_WG) {
+        uint v[4], vi[4];
+        for (uint u = 0; u < 4u; ++u) {
+            v[u] = px[i + u * CLPIX_WG];
+            vi[u] = with_src ? src_idx[i + u * CLPIX_WG] : i + u * CLPIX_WG;
+        }
+        for (uint u = 0; u < 4u; ++u) {
+            out_px[run - b + i + u * CLPIX_WG] = v[u];
+            if (with_idx) out_idx[run - b + i + u * CLPIX_WG] = vi[u];
+        }
+    }
+    for (; i < e; i += CLPIX_WG) {
+        out_px[run - b + i] = px[i];
+        if (with_idx) out_idx[run - b + i] = with_src ? src_idx[i] : i;
+    }
+}
+
+inline void radix_single_group(__global const uint* px, __global const uint* src_idx, uint n,
+                               uint wmin, __global const uint* offsets, const uint flags,
+                               __global uint* out_idx, __global uint* out_px, __local uint* sh,
+                               __local uint* st_px, __local uint* st_idx) {
+    uint g = get_group_id(0), G = get_num_groups(0), b, e;
+    group_range(n, g, G, &b, &e);
+    uint single = offsets[GROUP_INFO(G, g)], kept = offsets[GROUP_INFO(G, g) + 1];
+    if (!RADIX_SINGLE_DIGIT || single == RADIX || kept == 0) return;
+    uint run = offsets[single * G + g];
+    const uint with_idx = flags & RADIX_WITH_IDX, with_src = flags & RADIX_SRC_IDX;
+    if (kept == e - b)
+        copy_run(px, src_idx, b, e, run, with_idx, with_src, out_idx, out_px);
+    else
+        relocate_tiles(px, src_idx, b, e, wmin, run, with_idx, with_src, out_idx, out_px, sh,
+                       st_px, st_idx);
+}
+
+/* radix_scatter's single-digit groups (same arguments). */
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void radix_single(__global const uint* px, uint n, uint wmin, uint shift,
+                  __global const uint* len_at, uint at, __global const uint* offsets,
+                  __global uint* out_px) {
+    __local uint sh[CLPIX_WG];
+    __local uint st_px[RTILE];
+    radix_single_group(px, px, pass_len(n, len_at, at), wmin, offsets, 0u, out_px, out_px, sh,
+                       st_px, st_px);
+}
+
+/* radix_scatter_indexed's single-digit groups (same arguments). */
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void radix_single_indexed(__global const uint* px, __global const uint* src_idx, uint n,
+                          uint wmin, uint shift, __global const uint* len_at, uint at,
+                          __global const uint* offsets, uint flags, __global uint* out_idx,
+                          __global uint* out_px) {
+    __local uint sh[CLPIX_WG];
+    __local uint st_px[RTILE];
+    __local uint st_idx[RTILE];
+    radix_single_group(px, src_idx, pass_len(n, len_at, at), wmin, offsets,
+                       flags | RADIX_WITH_IDX, out_idx, out_px, sh, st_px, st_idx);
+}
 #endif
 
 #if defined(CLPIX_VARIANT) && CLPIX_VARIANT == 1 && !CLPIX_CONTIGUOUS

@@ -54,9 +54,15 @@
 //!   all; one ranked per warp with NVIDIA's warp intrinsics in inline PTX, staged and written in
 //!   runs, took 0.65–0.68 ms, no faster: branch `experiment/warp-sort`; the radix passes a segment
 //!   a warp, each pixel stored straight to its digit's place, took 1.12 ms:
-//!   `experiment/warp-radix`). Pass 2 reads its length, pass 1's count, on the device, so the
+//!   `experiment/warp-radix`). A group whose kept pixels share one digit in a pass (all of a
+//!   constant image's; in pass 2 all where the kept luminances share their high 5 bits, as
+//!   above threshold 991) is not ranked: `radix_hist` marks it, `radix_scatter` leaves it to
+//!   `radix_single`, which copies it to its digit's place in scan order, and a group that keeps
+//!   nothing returns at once (H200, 8192² constant image: 1.105 → 0.517 ms; the random image
+//!   pays 0.007–0.009 ms a pass for `radix_single`'s launch: 0.654 → 0.666). Pass 2 reads its
+//!   length, pass 1's count, on the device, so the
 //!   host enqueues both passes without waiting between them, and the digit counts are scanned
-//!   by one work-group in one kernel (H200: 0.651–0.655 ms of kernels, 0.683–0.689 from the
+//!   by one work-group in one kernel (H200, before `radix_single`: 0.651–0.655 ms of kernels, 0.683–0.689 from the
 //!   first one's start to the last one's end, against 0.767–0.775 with the host's read between
 //!   the passes and three scan kernels a pass; CUB's select and radix sort 0.750–0.752). The relocation and the scatter are each built
 //!   twice, with and without indices, so that the pixels-only copy (`compacted_image`) does no
@@ -1062,18 +1068,20 @@ struct PartOut<'a> {
 
 /// Steps 1 and 2 of a sorting pass: `kernel` counts the kept pixels of each of `g` groups
 /// into `bins` counters a group (its arguments: `args`, then the counters), then the
-/// `bins × g` counters are scanned in place (exclusive). Returns the counters, and the scan's
-/// group sums with the index of the total there.
+/// `bins × g` counters are scanned in place (exclusive). After them the buffer has one spare
+/// word and `info` words a group that the kernel may fill and the scan leaves alone
+/// (radix_hist's `GROUP_INFO`). Returns the counters, and the scan's group sums with the
+/// index of the total there.
 fn group_counts_scanned(
     cl: &ClEngine,
     (kernel, what): (&'static str, &'static str),
     args: Vec<Arg>,
-    bins: usize,
+    (bins, info): (usize, usize),
     g: usize,
     events: &mut Vec<Event>,
 ) -> Result<(Buffer<u32>, Buffer<u32>, usize)> {
     let wg = cl.tuning.wg;
-    let counts = cl.buffer::<u32>(bins * g + 1, what)?;
+    let counts = cl.buffer::<u32>((bins + info) * g + 1, what)?;
     let mut args = args;
     args.push(Arg::buf(&counts));
     events.push(cl.launch("compact", kernel, &args, g * wg, wg)?);
@@ -1133,13 +1141,15 @@ fn cl_radix_sorted(
             cl,
             ("radix_hist", "digit counts per group"),
             [Arg::buf(src)].into_iter().chain(pass_args()).collect(),
-            RADIX,
+            // Each group's single digit (or none) and its kept count after the counters.
+            (RADIX, 2),
             g,
             events,
         )?;
         // Pixels only, or with indices: two kernels, so that the pixels-only one has no index
-        // loads, stores or branches (cl/compact.cl has the measurements).
-        let (kernel, args): (_, Vec<Arg>) = if with_idx {
+        // loads, stores or branches (cl/compact.cl has the measurements). Each has a second
+        // kernel with the same arguments for the groups whose kept pixels share one digit.
+        let ((kernel, single), args): (_, Vec<Arg>) = if with_idx {
             let outs = [
                 Arg::buf(&ghist),
                 Arg::U32(flags),
@@ -1148,7 +1158,7 @@ fn cl_radix_sorted(
             ];
             let srcs = [Arg::buf(src), Arg::buf(src_idx)];
             let args = srcs.into_iter().chain(pass_args()).chain(outs).collect();
-            ("radix_scatter_indexed", args)
+            (("radix_scatter_indexed", "radix_single_indexed"), args)
         } else {
             let outs = [Arg::buf(&ghist), Arg::buf(dst_px)];
             let args = [Arg::buf(src)]
@@ -1156,9 +1166,10 @@ fn cl_radix_sorted(
                 .chain(pass_args())
                 .chain(outs)
                 .collect();
-            ("radix_scatter", args)
+            (("radix_scatter", "radix_single"), args)
         };
         events.push(cl.launch("compact", kernel, &args, g * wg, wg)?);
+        events.push(cl.launch("compact", single, &args, g * wg, wg)?);
         Ok((sums, sg))
     };
     let result = pass(
@@ -1432,7 +1443,7 @@ fn cl_compact(
                         Arg::U32(wmin),
                         Arg::U32(nbins as u32),
                     ],
-                    nbins,
+                    (nbins, 0),
                     g,
                     &mut events,
                 )?;

@@ -462,6 +462,49 @@ fn edge_cases_on_every_backend() {
     );
 }
 
+/// The GPU sort's groups whose kept pixels share one radix digit, which relocate in scan order
+/// instead of ranking by digit: half an image constant and half random (groups of both kinds
+/// in one pass); two colours whose digits are 7 and 31 in pass 1 (L 600 and 512) or 13 and 31
+/// in pass 2 (L 600 and 20), where only the last group's digit 31 has no end in the scanned
+/// counts (83,000 pixels: 11 tiles of 8192, so the last group is not empty); and a threshold
+/// above 991, where every kept bin has the high digit 0; and a white image with one black
+/// pixel.
+#[test]
+fn single_digit_groups_match_cpu() {
+    assert_eq!(clpix::luminance(1, 177, 0), 512);
+    assert_eq!(clpix::luminance(0, 208, 0), 600);
+    assert_eq!(clpix::luminance(5, 5, 5), 20);
+    let mut half = make_image(1024, 700, 0, Content::Random, 21);
+    let mid = half.data.len() / 2;
+    for px in half.data[..mid].chunks_exact_mut(4) {
+        px.copy_from_slice(&[250, 240, 10, 255]);
+    }
+    // White but for one black pixel: its group keeps all its pixels but one (no plain copy).
+    let mut holed = make_image(1000, 83, 0, Content::White, 26);
+    holed.data[4 * 5000..4 * 5001].copy_from_slice(&[0, 0, 0, 255]);
+    let two =
+        |a: [u8; 4], b: [u8; 4], seed| make_image(1000, 83, 0, Content::TwoColours(a, b), seed);
+    let cases = [
+        (half.clone(), 100),
+        (half, 700),
+        (two([1, 177, 0, 255], [0, 208, 0, 9], 22), 400),
+        (two([5, 5, 5, 255], [0, 208, 0, 9], 23), 10),
+        (make_image(999, 333, 0, Content::Random, 24), 995),
+        (make_image(999, 333, 0, Content::White, 25), 992),
+        (holed, 512),
+    ];
+    let cpu = Engine::cpu();
+    for (img, t) in &cases {
+        let expected = run_all(&cpu, img.view(), *t);
+        assert_eq!(expected.1.as_ref().unwrap(), &reference(img, *t, true));
+        for e in all_engines() {
+            // assert!, not assert_eq!: the results are large, so a failure names the case only.
+            let got = run_all(e, img.view(), *t);
+            assert!(got == expected, "{img:?} t {t} {}", e.backend());
+        }
+    }
+}
+
 #[test]
 fn bad_thresholds_are_errors_and_empty_images_give_empty_results() {
     let img = make_image(5, 5, 0, Content::Random, 1);
