@@ -30,8 +30,8 @@
  *   compact_scatter    each group places its pixels at ghist[b * G + g] onwards, in scan order.
  * GPUs: two stable LSD radix passes of 5 bits of b (radix_hist, radix_scatter, below), whose
  * writes come in runs of equal digit, and radix_single for the groups whose kept pixels share
- * one digit; a one-pass counting sort wrote single pixels to 1024
- * places per tile and took 1.32 ms on the H200 against 0.82 ms for the two passes. Another,
+ * one digit; a one-pass counting sort wrote single pixels to 1024 places per tile and took
+ * 1.32 ms on the H200 against 0.82 ms for the two passes. Another,
  * ranked per warp with NVIDIA's warp intrinsics (inline PTX ballots), staged by bin and written
  * in runs, took 0.65-0.68 ms against 0.66-0.68 for the passes (one call): its histogram
  * 0.11 ms, its scatter 0.52, of which the matching was 0.05 and the writes 0.02 (probes). It
@@ -823,7 +823,6 @@ void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx
                         flags | RADIX_WITH_IDX, out_idx, out_px, &loc);
 }
 
-
 /* ---- Radix passes of single-digit groups. A group whose kept pixels all have one digit in
  * this pass (every group of a constant image; in pass 2 every group where the kept luminances
  * share their high 5 bits, as above threshold 991) needs no ranking: its pixels go to that
@@ -834,9 +833,9 @@ void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx
  * compacted image, one call: constant image 1.104-1.106 -> 0.516-0.519 ms; random image
  * 0.652-0.656 -> 0.665-0.666 (radix_single's launches, 0.007-0.009 ms a pass, all its groups
  * returning). Dropped: the same path inside radix_scatter (random 0.662-0.667, constant
- * 0.617-0.620: at radix_scatter's 128 registers the copy runs at two groups an SM), and each
- * work-item reading its group's 33 scanned counts to find the digit (random 0.735: the loads
- * came one after another). */
+ * 0.617-0.620: there the copy runs at radix_scatter's occupancy, two groups an SM), and each
+ * work-item reading its group's 33 scanned counts to find the digit (random 0.735, a cost
+ * paid by every group before its ranking). */
 
 /* [b, e) copied from output position `run` on, with their indices (see relocate_tiles). */
 inline void copy_run(__global const uint* px, __global const uint* src_idx, uint b, uint e,
