@@ -21,6 +21,9 @@ pub struct Case {
 pub enum Content {
     Random,
     Constant,
+    /// Black with a white 5×5 spot in every 256×256 block: a star field or motion-capture
+    /// markers (0.04% of the pixels bright).
+    Spots,
 }
 
 /// A case blurring the RGBA8 image on the device at radius `$w`.
@@ -128,6 +131,13 @@ fn cases() -> Vec<Case> {
             content: Content::Constant,
             run: compacted_image_sorted,
         },
+        // Bright spots on black: most groups keep nothing, and return at once on GPUs.
+        Case {
+            name: "compacted_image_sorted",
+            bytes_per_pixel: 4.0,
+            content: Content::Spots,
+            run: compacted_image_sorted,
+        },
         Case {
             name: "brightest_k16_d0",
             bytes_per_pixel: 4.0,
@@ -207,6 +217,12 @@ fn blur_f32_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()
 }
 
 fn image(size: u32, content: Content) -> image::RgbaImage {
+    if content == Content::Spots {
+        return image::RgbaImage::from_fn(size, size, |x, y| {
+            let spot = (x % 256).abs_diff(128) <= 2 && (y % 256).abs_diff(128) <= 2;
+            image::Rgba(if spot { [255; 4] } else { [0, 0, 0, 255] })
+        });
+    }
     let mut s = 0x1234_5678_9abc_def0u64;
     let mut img = image::RgbaImage::new(size, size);
     for p in img.as_mut().chunks_exact_mut(8) {
@@ -215,7 +231,7 @@ fn image(size: u32, content: Content) -> image::RgbaImage {
         s ^= s << 17;
         p.copy_from_slice(&match content {
             Content::Random => s.to_le_bytes(),
-            Content::Constant => [90, 140, 200, 255, 90, 140, 200, 255],
+            Content::Constant | Content::Spots => [90, 140, 200, 255, 90, 140, 200, 255],
         });
     }
     img
