@@ -112,10 +112,13 @@ fn cases() -> Vec<Case> {
             name: "compacted_image",
             bytes_per_pixel: 4.0,
             content: Content::Random,
-            run: |e, i| {
-                e.compacted_image(i, 512, clpix::CompactOrder::ScanOrder)
-                    .map(drop)
-            },
+            run: compacted_image_scan,
+        },
+        Case {
+            name: "compacted_image",
+            bytes_per_pixel: 4.0,
+            content: Content::Spots,
+            run: compacted_image_scan,
         },
         Case {
             name: "compacted_image_sorted",
@@ -442,7 +445,13 @@ fn array_rows(engines: &[Engine], size: u32, reps: usize, op: &ArrayOp) -> Vec<S
     out
 }
 
-/// The sorted compacted image at the anchors' threshold (a case on two contents).
+/// The compacted image in scan order at the anchors' threshold (a case on two contents).
+fn compacted_image_scan(e: &Engine, i: ImageInput<'_>) -> clpix::Result<()> {
+    e.compacted_image(i, 512, clpix::CompactOrder::ScanOrder)
+        .map(drop)
+}
+
+/// The sorted compacted image at the anchors' threshold (a case on three contents).
 fn compacted_image_sorted(e: &Engine, i: ImageInput<'_>) -> clpix::Result<()> {
     e.compacted_image(i, 512, clpix::CompactOrder::LuminanceDescending)
         .map(drop)
