@@ -462,13 +462,13 @@ fn edge_cases_on_every_backend() {
     );
 }
 
-/// The GPU sort's groups whose kept pixels share one radix digit, which relocate in scan order
-/// instead of ranking by digit: half an image constant and half random (groups of both kinds
-/// in one pass); two colours whose digits are 7 and 31 in pass 1 (L 600 and 512) or 13 and 31
-/// in pass 2 (L 600 and 20), where only the last group's digit 31 has no end in the scanned
-/// counts (83,000 pixels: 11 tiles of 8192, so the last group is not empty); and a threshold
-/// above 991, where every kept bin has the high digit 0; and a white image with one black
-/// pixel.
+/// The GPU sort's groups whose kept pixels share one radix digit, which are copied or relocated
+/// in scan order instead of ranked by digit: half an image constant and half random (groups of
+/// both kinds in one pass); two colours whose digits are 7 and 31, the last digit, in pass 1
+/// (L 600 and 512) or 13 and 31 in pass 2 (L 600 and 20), so that no group has one digit
+/// (83,000 pixels: 11 tiles of 8192, so the last group is not empty either); a threshold above
+/// 991, where every kept bin has the high digit 0; and a white image with one black pixel,
+/// whose group keeps all its pixels but one (relocated, not copied).
 #[test]
 fn single_digit_groups_match_cpu() {
     assert_eq!(clpix::luminance(1, 177, 0), 512);
@@ -479,7 +479,7 @@ fn single_digit_groups_match_cpu() {
     for px in half.data[..mid].chunks_exact_mut(4) {
         px.copy_from_slice(&[250, 240, 10, 255]);
     }
-    // White but for one black pixel: its group keeps all its pixels but one (no plain copy).
+    // White but for one black pixel.
     let mut holed = make_image(1000, 83, 0, Content::White, 26);
     holed.data[4 * 5000..4 * 5001].copy_from_slice(&[0, 0, 0, 255]);
     let two =
