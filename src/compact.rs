@@ -62,14 +62,13 @@
 //!   `radix_single`, which copies it to its digit's place in scan order, and a group that keeps
 //!   nothing returns at once (H200, 8192²: constant image 1.105 → 0.517 ms, white spots on
 //!   black 0.31 → 0.18 ms; the random image pays 0.007–0.009 ms a pass for `radix_single`'s
-//!   launch: 0.654 → 0.666). Pass 2 reads its
-//!   length, pass 1's count, on the device, so the
+//!   launch: 0.654 → 0.666). Pass 2 reads its length, pass 1's count, on the device, so the
 //!   host enqueues both passes without waiting between them, and the digit counts are scanned
-//!   by one work-group in one kernel (H200, before `radix_single`: 0.651–0.655 ms of kernels, 0.683–0.689 from the
-//!   first one's start to the last one's end, against 0.767–0.775 with the host's read between
-//!   the passes and three scan kernels a pass; CUB's select and radix sort 0.750–0.752). The relocation and the scatter are each built
-//!   twice, with and without indices, so that the pixels-only copy (`compacted_image`) does no
-//!   index work.
+//!   by one work-group in one kernel (H200, before `radix_single`: 0.651–0.655 ms of kernels,
+//!   0.683–0.689 from the first one's start to the last one's end, against 0.767–0.775 with
+//!   the host's read between the passes and three scan kernels a pass; CUB's select and radix
+//!   sort 0.750–0.752). The relocation and the scatter are each built twice, with and without
+//!   indices, so that the pixels-only copy (`compacted_image`) does no index work.
 //!   A GPU writes compact records (the u32 part-local index and the u32 pixel: 8 bytes a hit
 //!   over the bus); x, y and L are derived on the host. On CPU devices each work-item walks a
 //!   contiguous range instead (`CLPIX_CONTIGUOUS`), sorts by a stable counting sort over the

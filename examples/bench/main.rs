@@ -234,6 +234,7 @@ fn image(size: u32, content: Content) -> image::RgbaImage {
         s ^= s << 17;
         p.copy_from_slice(&match content {
             Content::Random => s.to_le_bytes(),
+            // (Spots returned above.)
             Content::Constant | Content::Spots => [90, 140, 200, 255, 90, 140, 200, 255],
         });
     }
