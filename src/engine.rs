@@ -1,8 +1,11 @@
 //! The [`Engine`]: which backend runs the operations, and how it was chosen.
 
+use crate::cl::{self, ClEngine, DeviceInfo, DeviceType, ProgramId};
+use crate::config::{EngineConfig, KernelLayout};
+use crate::device::{check_array_len, download, host_copy, ArrayStorage, DeviceArray};
+use crate::device::{DeviceImage, ImageInput, PooledBuffer, Storage};
 use crate::error::{Error, Result};
-use crate::image::{check_pixel_count, DeviceImage, ImageInput, ImageView, Storage};
-use crate::opencl::{self, ClEngine, DeviceInfo, DeviceType, KernelLayout};
+use crate::image::{check_pixel_count, ImageView};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,24 +68,6 @@ impl fmt::Display for BackendInfo {
         }
         Ok(())
     }
-}
-
-/// Settings of an OpenCL engine made with [`Engine::with_device_config`].
-///
-/// ```
-/// let config = clpix::EngineConfig::default();
-/// assert!(config.max_buffer_bytes.is_none());
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EngineConfig {
-    /// Cap on single device buffers holding pixels or array elements, below the device's own
-    /// limit: larger images are processed in parts (and bands, for blur), with the same
-    /// results; a [`DeviceArray`](crate::DeviceArray) larger than the cap is an error. Small
-    /// fixed-size bookkeeping buffers (per-group partials, weights) only need to fit the
-    /// device. `None`: the device's limit.
-    pub max_buffer_bytes: Option<u64>,
-    /// Which kernel variant to build (see [`KernelLayout`]).
-    pub layout: KernelLayout,
 }
 
 #[derive(Debug)]
@@ -163,8 +148,8 @@ impl Engine {
             "cpu" => Ok(Engine::cpu()),
             "opencl" => {
                 let info = match &device {
-                    Some(q) => opencl::find_device(q)?,
-                    None => opencl::best_device()?,
+                    Some(q) => cl::find_device(q)?,
+                    None => cl::best_device()?,
                 };
                 Engine::open(&info, cap, None)
             }
@@ -191,8 +176,8 @@ impl Engine {
             }
         };
         let info = match device {
-            Some(q) => opencl::find_device(q),
-            None => opencl::best_device(),
+            Some(q) => cl::find_device(q),
+            None => cl::best_device(),
         };
         let info = match info {
             Ok(i) => i,
@@ -234,7 +219,7 @@ impl Engine {
             config.max_buffer_bytes,
             config.layout,
         )?);
-        cl.program("reduce")?;
+        cl.program(ProgramId::Reduce)?;
         Ok(Engine {
             backend: Backend::OpenCl(cl),
             info: BackendInfo {
@@ -274,7 +259,7 @@ impl Engine {
     /// }
     /// ```
     pub fn opencl() -> Result<Engine> {
-        Engine::open(&opencl::best_device()?, env_buffer_cap()?, None)
+        Engine::open(&cl::best_device()?, env_buffer_cap()?, None)
     }
 
     /// A specific device from [`devices()`](crate::devices). Honours `CLPIX_MAX_BUFFER_BYTES`.
@@ -354,7 +339,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn last_kernel_time(&self) -> Option<Duration> {
-        opencl::last_kernel_ns().map(|(sum, _)| Duration::from_nanos(sum))
+        cl::last_kernel_ns().map(|(sum, _)| Duration::from_nanos(sum))
     }
 
     /// Device time of this thread's last OpenCL operation from its first kernel's start to its
@@ -371,7 +356,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn last_kernel_span(&self) -> Option<Duration> {
-        opencl::last_kernel_ns().map(|(_, span)| Duration::from_nanos(span))
+        cl::last_kernel_ns().map(|(_, span)| Duration::from_nanos(span))
     }
 
     /// Copies an image to the engine (device memory on OpenCL, host memory on the CPU), for
@@ -391,7 +376,7 @@ impl Engine {
         let view = match input {
             ImageInput::Host(v) => v,
             ImageInput::Device(d) => {
-                host = opencl::host_copy(d)?;
+                host = host_copy(d)?;
                 ImageView::from(&host)
             }
         };
@@ -415,7 +400,48 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn download(&self, img: &DeviceImage) -> Result<image::RgbaImage> {
-        opencl::host_copy(img)
+        host_copy(img)
+    }
+
+    /// Copies `data` to the engine: a device buffer on OpenCL, host memory on the CPU engine.
+    ///
+    /// An error if the array is larger than one device buffer may be, or has more than
+    /// `u32::MAX` elements.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let a = engine.upload_array(&[7u32, 8, 9])?;
+    /// assert_eq!(engine.download_array(&a)?, vec![7, 8, 9]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn upload_array(&self, data: &[u32]) -> Result<DeviceArray<u32>> {
+        check_array_len(data.len())?;
+        let storage = match &self.backend {
+            Backend::Cpu => ArrayStorage::Host(data.to_vec()),
+            Backend::OpenCl(cl) => {
+                let mut pooled = PooledBuffer::take(cl, data.len())?;
+                if let Some(buf) = pooled.buf.as_mut() {
+                    cl.write(buf, 0, data)?;
+                }
+                ArrayStorage::OpenCl(pooled)
+            }
+        };
+        Ok(DeviceArray {
+            len: data.len(),
+            storage,
+        })
+    }
+
+    /// Reads an array back into host memory (from whichever engine holds it).
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let a = engine.upload_array(&[1u32, 2])?;
+    /// assert_eq!(engine.download_array(&a)?, vec![1, 2]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn download_array(&self, array: &DeviceArray<u32>) -> Result<Vec<u32>> {
+        download(array)
     }
 
     /// Runs `cpu` on the CPU backend and `cl` on an OpenCL backend. An automatic engine whose
@@ -428,7 +454,7 @@ impl Engine {
     ) -> Result<T> {
         match &self.backend {
             Backend::Cpu => {
-                opencl::set_last_kernel_ns(None);
+                cl::set_last_kernel_ns(None);
                 cpu()
             }
             Backend::OpenCl(c) => match cl(c) {
@@ -436,7 +462,7 @@ impl Engine {
                     if self.fallback_on_build_error =>
                 {
                     log::warn!("clpix: {operation} runs on the CPU: {e}");
-                    opencl::set_last_kernel_ns(None);
+                    cl::set_last_kernel_ns(None);
                     cpu()
                 }
                 r => r,
@@ -459,7 +485,7 @@ impl<'a> HostPixels<'a> {
                 Storage::Host(bytes) => {
                     HostPixels::Borrowed(ImageView::new(bytes, d.width, d.height)?)
                 }
-                Storage::OpenCl(_) => HostPixels::Owned(opencl::host_copy(d)?),
+                Storage::OpenCl(_) => HostPixels::Owned(host_copy(d)?),
             },
         })
     }

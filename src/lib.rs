@@ -2,24 +2,25 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
-mod blur;
-mod compact;
+// Layers, bottom to top; each imports only from those above it in this list.
+mod cl;
+mod config;
 mod cpu;
+mod device;
 mod engine;
 mod error;
-mod histogram;
 mod image;
-mod luminance;
-mod opencl;
-mod reduce;
-mod select;
+mod ops;
+mod spec;
 
-pub use crate::blur::{Border, GaussianBlur, MAX_RADIUS};
-pub use crate::compact::{CompactOrder, DeviceArray};
-pub use crate::engine::{BackendInfo, BackendKind, Engine, EngineConfig};
+pub use crate::cl::{devices, DeviceInfo, DeviceType};
+pub use crate::config::{EngineConfig, KernelLayout};
+pub use crate::device::{DeviceArray, DeviceImage, ImageInput};
+pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::error::{Error, Result};
-pub use crate::histogram::{LuminanceHistogram, RgbaHistogram};
-pub use crate::image::{DeviceImage, ImageInput, ImageView};
-pub use crate::luminance::{luminance, MAX_LUMINANCE};
-pub use crate::opencl::{devices, DeviceInfo, DeviceType, KernelLayout};
-pub use crate::reduce::{ArrayStats, LuminanceStats, PixelHit};
+pub use crate::image::ImageView;
+pub use crate::ops::blur::{Border, GaussianBlur, MAX_RADIUS};
+pub use crate::ops::compact::CompactOrder;
+pub use crate::ops::histogram::{LuminanceHistogram, RgbaHistogram};
+pub use crate::ops::reduce::{ArrayStats, LuminanceStats};
+pub use crate::spec::{luminance, PixelHit, MAX_LUMINANCE};

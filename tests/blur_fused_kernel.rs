@@ -101,20 +101,14 @@ fn fused_kernel_matches_cpu_at_every_radius() {
         }
     }
 
-    // A compiler that cannot build the fused kernel: the variant section of a copy of cl/ made
+    // A compiler that cannot build the fused kernel: the variant section of a copy of the kernels made
     // invalid. The blur falls back to the two passes, with the same bits.
-    let dir = std::env::temp_dir().join(format!("clpix-broken-variant-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cl");
-    for f in std::fs::read_dir(&cl).unwrap() {
-        let f = f.unwrap().path();
-        let mut text = std::fs::read_to_string(&f).unwrap();
-        if f.file_name().is_some_and(|n| n == "blur.cl") {
+    let dir = kernel_dir_copy("broken-variant", |name, text| {
+        if name == "blur.cl" {
             let at = text.find("#ifdef CLPIX_VARIANT").unwrap() + "#ifdef CLPIX_VARIANT".len();
             text.insert_str(at, "\nthis does not compile;\n");
         }
-        std::fs::write(dir.join(f.file_name().unwrap()), text).unwrap();
-    }
+    });
     std::env::set_var("CLPIX_KERNEL_DIR", &dir);
     for v in [
         "CLPIX_BLUR_GPU",

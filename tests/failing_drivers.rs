@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// Runs this test binary's `child_probe` in a child process with `env`, returning its output.
@@ -112,25 +112,14 @@ fn a_platform_without_devices_falls_back() {
 }
 
 fn broken_kernel_dir(program: &str) -> PathBuf {
-    let dir = temp_dir(&format!("broken-{program}"));
-    // The source tree's cl/, or (test binaries copied to another machine) ../cl or ./cl.
-    let src = [
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("cl"),
-        "../cl".into(),
-        "cl".into(),
-    ]
-    .into_iter()
-    .find(|p| p.join("common.h").exists())
-    .expect("the cl/ kernel sources");
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let p = entry.unwrap().path();
-        std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
-    }
-    let file = dir.join(format!("{program}.cl"));
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str("\n__kernel void broken(__global uint* p) { p[0] = this_is_not_defined; }\n");
-    std::fs::write(file, text).unwrap();
-    dir
+    let broken = format!("{program}.cl");
+    common::kernel_dir_copy(&format!("broken-{program}"), |name, text| {
+        if name == broken {
+            text.push_str(
+                "\n__kernel void broken(__global uint* p) { p[0] = this_is_not_defined; }\n",
+            );
+        }
+    })
 }
 
 #[test]

@@ -475,3 +475,41 @@ pub fn emulate_nvidia_intrinsics() {
         format!("{given} -D CLPIX_WARP_EMULATED=1"),
     );
 }
+
+/// A fresh folder holding a flat copy of the kernel sources (`common.h` and every `.cl` file,
+/// which live beside their launchers under `src/`), as `CLPIX_KERNEL_DIR` takes them. Found in
+/// the source tree, or (test binaries copied to another machine, e.g. into `.gpu/`) in `../src`
+/// or `./src`. `edit` may change a file's text (its name, its text).
+#[allow(dead_code)]
+pub fn kernel_dir_copy(label: &str, edit: impl Fn(&str, &mut String)) -> std::path::PathBuf {
+    use std::path::{Path, PathBuf};
+    let src = [
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        PathBuf::from("../src"),
+        PathBuf::from("src"),
+    ]
+    .into_iter()
+    .find(|p| p.join("cl").join("common.h").exists())
+    .expect("the kernel sources under src/");
+    let dir = std::env::temp_dir().join(format!("clpix-{label}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "cl") || p.ends_with("common.h") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let mut text = std::fs::read_to_string(&f).unwrap();
+        edit(&name, &mut text);
+        std::fs::write(dir.join(&name), text).unwrap();
+    }
+    dir
+}

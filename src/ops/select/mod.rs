@@ -19,13 +19,17 @@
 //! many candidates each round) and selection continues where it stopped. Every step runs on the
 //! engine's backend, so on a GPU only the candidates cross to the host.
 
+use crate::cl::Arg;
+use crate::device::{DeviceImage, DeviceParts, ImageInput, Part, Storage};
 use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
-use crate::image::{check_pixel_count, DeviceImage, ImageInput, Storage};
-use crate::luminance::luma_u32;
-use crate::opencl::{Arg, DeviceParts, Part};
-use crate::reduce::PixelHit;
+use crate::image::check_pixel_count;
+use crate::spec::luma_u32;
+use crate::spec::PixelHit;
 use std::collections::HashMap;
+
+pub(crate) mod kernels;
+use kernels::*;
 
 /// Which end of the luminance range is wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,15 +334,14 @@ impl Engine {
 }
 
 fn invert(
-    cl: &crate::opencl::ClEngine,
+    cl: &crate::cl::ClEngine,
     src: &opencl3::memory::Buffer<u32>,
     dst: &opencl3::memory::Buffer<u32>,
     n: usize,
 ) -> Result<opencl3::event::Event> {
     const WG: usize = 64;
     cl.launch(
-        "select",
-        "invert_rgb",
+        INVERT_RGB,
         &[Arg::buf(src), Arg::buf(dst), Arg::U32(n as u32)],
         n.div_ceil(WG).max(1) * WG,
         WG,

@@ -15,7 +15,7 @@
 //! The CPU path splits the image into pieces for rayon; in each piece it takes the maximum of
 //! the weighted sums `21 r + 72 g + 7 b` over blocks of pixels (a loop the compiler vectorises)
 //! and looks for the index only when a block improves on the best so far. The OpenCL kernels
-//! (`cl/reduce.cl`) do the same per work-item and reduce each work-group in local memory; the
+//! (`reduce.cl`) do the same per work-item and reduce each work-group in local memory; the
 //! host combines one partial per group. Keys `(L << 32) | !index` make "largest luminance,
 //! then smallest index" a plain maximum.
 //!
@@ -24,38 +24,18 @@
 //! only when it beats the one so far. The kernel `u32_stats` writes a sum and the keys
 //! `(min << 32) | index` and `(max << 32) | !index` per group.
 
-use crate::compact::{check_array_len, u32_arg, DeviceArray};
+use crate::cl::{u32_arg, Kernel};
+use crate::cl::{Arg, ClEngine};
 use crate::cpu::{map_pieces, with_u32_blocks, PIECE};
+use crate::device::ImageInput;
+use crate::device::{check_array_len, DeviceArray};
 use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
-use crate::image::{check_pixel_count, ImageInput};
-use crate::opencl::{Arg, ClEngine};
+use crate::image::check_pixel_count;
+use crate::spec::PixelHit;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
 use std::sync::Arc;
-
-/// One pixel found by an operation: its position, luminance and colour.
-///
-/// ```
-/// let img = image::RgbaImage::from_fn(3, 2, |x, y| image::Rgba([(x * 50 + y * 10) as u8, 0, 0, 255]));
-/// let hit = clpix::Engine::cpu().brightest(&img)?;
-/// assert_eq!((hit.x, hit.y, hit.rgba), (2, 1, [110, 0, 0, 255]));
-/// assert_eq!(hit.luminance, clpix::luminance(110, 0, 0));
-/// # Ok::<(), clpix::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-// C layout (x, y, luminance, rgba, 2 bytes of padding): CPU OpenCL devices write hits whole.
-#[repr(C)]
-pub struct PixelHit {
-    /// Column.
-    pub x: u32,
-    /// Row.
-    pub y: u32,
-    /// Luminance, 0..=1023.
-    pub luminance: u16,
-    /// The pixel's RGBA.
-    pub rgba: [u8; 4],
-}
 
 /// Luminance statistics of an image.
 ///
@@ -378,286 +358,17 @@ impl ArrayPartial {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// CPU path: the executable specification.
-
-/// Pixels per block: the block's maximum is a vectorised loop; the index search runs only when
-/// a block beats the best so far.
-const BLOCK: usize = 512;
-
-#[inline(always)]
-fn wsum(p: u32) -> u32 {
-    21 * (p & 0xff) + 72 * ((p >> 8) & 0xff) + 7 * ((p >> 16) & 0xff)
-}
-
-#[inline(always)]
-fn luma_of_wsum(s: u32) -> u32 {
-    (1023 * s) / 25500
-}
-
-/// Score of a pixel: its weighted sum, or 25500 minus it for the darkest; L' grows with it.
-#[inline(always)]
-fn score(p: u32, flip: bool) -> u32 {
-    if flip {
-        25500 - wsum(p)
-    } else {
-        wsum(p)
-    }
-}
-
-/// L' (L, or 1023 - L for the darkest) of a score.
-#[inline(always)]
-fn l_of_score(s: u32, flip: bool) -> u32 {
-    if flip {
-        1023 - luma_of_wsum(25500 - s)
-    } else {
-        luma_of_wsum(s)
-    }
-}
-
-mod kernels {
-    use super::*;
-    crate::cpu::multiversion! {
-        fn block_max_score(px: &[u32], flip: bool) -> u32 {
-            px.iter().fold(0, |m, &p| m.max(score(p, flip)))
-        }
-    }
-}
-
-mod stats_kernels {
-    use super::*;
-    crate::cpu::multiversion! {
-        fn block_stats(px: &[u32]) -> (u32, u32, u32) {
-            let (mut s, mut lo, mut hi) = (0u32, u32::MAX, 0u32);
-            for &p in px {
-                let w = wsum(p);
-                s += luma_of_wsum(w);
-                lo = lo.min(w);
-                hi = hi.max(w);
-            }
-            (s, lo, hi)
-        }
-    }
-}
-
-mod array_kernels {
-    crate::cpu::multiversion! {
-        fn block_stats(a: &[u32]) -> (u64, u32, u32) {
-            let (mut s, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
-            for &v in a {
-                s += v as u64;
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-            (s, lo, hi)
-        }
-    }
-}
-
-/// Stats of the elements of `a`, the first at index `base`.
-fn cpu_array_piece(base: u64, a: &[u32]) -> ArrayPartial {
-    let mut p = ArrayPartial::NONE;
-    for (k, block) in a.chunks(BLOCK).enumerate() {
-        let (s, lo, hi) = array_kernels::block_stats(block);
-        p.sum += s;
-        let first = base + (k * BLOCK) as u64;
-        // Blocks come in index order: only a strictly better value moves an extreme.
-        if lo < p.min || p.argmin == u64::MAX {
-            let j = block.iter().position(|&v| v == lo).unwrap_or(0);
-            (p.min, p.argmin) = (lo, first + j as u64);
-        }
-        if hi > p.max || p.argmax == u64::MAX {
-            let j = block.iter().position(|&v| v == hi).unwrap_or(0);
-            (p.max, p.argmax) = (hi, first + j as u64);
-        }
-    }
-    p
-}
-
-fn cpu_array_stats(data: &[u32]) -> ArrayPartial {
-    data.par_chunks(PIECE)
-        .enumerate()
-        .map(|(i, c)| cpu_array_piece((i * PIECE) as u64, c))
-        .reduce(|| ArrayPartial::NONE, ArrayPartial::combine)
-}
-
-fn cpu_argbest(view: &crate::ImageView<'_>, extreme: Extreme) -> Option<Best> {
-    let flip = extreme.flip() == 1;
-    map_pieces(
-        view,
-        |base, bytes| {
-            let mut best: Option<Best> = None;
-            with_u32_blocks(bytes, BLOCK, |offset, block| {
-                let l = l_of_score(kernels::block_max_score(block, flip), flip);
-                if best.is_none_or(|x| l > x.l) {
-                    if let Some(j) = block
-                        .iter()
-                        .position(|&p| l_of_score(score(p, flip), flip) == l)
-                    {
-                        best = Some(Best::new(l, base + (offset + j) as u64, block[j]));
-                    }
-                }
-            });
-            best
-        },
-        |a, b| match (a, b) {
-            (Some(a), Some(b)) => Some(Best::max(a, b)),
-            (a, b) => a.or(b),
-        },
-    )
-    .flatten()
-}
-
-fn cpu_stats(view: &crate::ImageView<'_>) -> (u64, u32, u32) {
-    map_pieces(
-        view,
-        |_, bytes| {
-            let (mut sum, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
-            // Blocks of 512 keep the u32 block sum below 512 * 1023.
-            with_u32_blocks(bytes, BLOCK, |_, block| {
-                let (s, l, h) = stats_kernels::block_stats(block);
-                sum += s as u64;
-                lo = lo.min(l);
-                hi = hi.max(h);
-            });
-            (sum, lo, hi)
-        },
-        |a, b| (a.0 + b.0, a.1.min(b.1), a.2.max(b.2)),
-    )
-    .map(|(s, lo, hi)| (s, luma_of_wsum(lo), luma_of_wsum(hi)))
-    .unwrap_or((0, 0, 0))
-}
-
-// ---------------------------------------------------------------------------------------------
-// OpenCL path.
-
-/// Work-groups for a streaming reduction over `n` pixels: enough to fill the device, and on
-/// GPUs at least 16 pixels per work-item so that the per-group tree is amortised.
-fn groups_for(cl: &ClEngine, n: usize) -> usize {
-    let t = cl.tuning;
-    let per_group = if t.contiguous { 16 * 1024 } else { t.wg * 16 };
-    n.div_ceil(per_group).clamp(1, t.max_groups)
-}
-
-/// Enqueues `kernel` of `cl/reduce.cl` over `n` elements with `args` and the partials buffer
-/// as its last argument, and reads back `per_group` u64s for each work-group.
-fn group_partials(
-    cl: &ClEngine,
-    kernel: &'static str,
-    args: &[Arg],
-    n: usize,
-    per_group: usize,
-    events: &mut Vec<opencl3::event::Event>,
-) -> Result<Vec<u64>> {
-    let groups = groups_for(cl, n);
-    let mut host = vec![0u64; per_group * groups];
-    cl.with_partials(|partials| {
-        let mut all = args.to_vec();
-        all.push(Arg::buf(partials));
-        events.push(cl.launch("reduce", kernel, &all, groups * cl.tuning.wg, cl.tuning.wg)?);
-        cl.read(partials, 0, &mut host)
-    })?;
-    Ok(host)
-}
-
-fn cl_argbest(cl: &Arc<ClEngine>, input: ImageInput<'_>, extreme: Extreme) -> Result<Option<Best>> {
-    let width = input.width() as u64;
-    let mut best: Option<Best> = None;
-    let mut events = Vec::new();
-    cl.for_each_part(input, |buf, range| {
-        let n = range.pixels();
-        let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::U32(extreme.flip())];
-        let host = group_partials(cl, "luma_argbest", &args, n, 2, &mut events)?;
-        let base = range.first_pixel(width as u32);
-        for g in host.chunks_exact(2) {
-            if g[0] != 0 {
-                let l = (g[0] >> 32) as u32;
-                let index = !(g[0] as u32) as u64;
-                let b = Best::new(l, base + index, g[1] as u32);
-                best = Some(best.map_or(b, |x| Best::max(x, b)));
-            }
-        }
-        Ok(())
-    })?;
-    cl.finish(&events)?;
-    Ok(best)
-}
-
-fn cl_stats(cl: &Arc<ClEngine>, input: ImageInput<'_>) -> Result<(u64, u32, u32)> {
-    let (mut sum, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
-    let mut events = Vec::new();
-    cl.for_each_part(input, |buf, range| {
-        let n = range.pixels();
-        let args = [Arg::buf(buf), Arg::U32(n as u32)];
-        let host = group_partials(cl, "luma_stats", &args, n, 2, &mut events)?;
-        for g in host.chunks_exact(2) {
-            sum += g[0];
-            lo = lo.min((g[1] >> 32) as u32);
-            hi = hi.max(g[1] as u32);
-        }
-        Ok(())
-    })?;
-    cl.finish(&events)?;
-    Ok((sum, lo, hi))
-}
-
-/// Enqueues `u32_stats` over the first `n` elements of `buf` (n >= 1) and combines the
-/// per-group partials, with indices offset by `base`.
-fn cl_array_stats(
-    cl: &ClEngine,
-    buf: &Buffer<u32>,
-    n: usize,
-    base: u64,
-    events: &mut Vec<opencl3::event::Event>,
-) -> Result<ArrayPartial> {
-    let args = [Arg::buf(buf), Arg::U32(u32_arg(n, "array length")?)];
-    let host = group_partials(cl, "u32_stats", &args, n, 3, events)?;
-    let mut p = ArrayPartial::NONE;
-    for g in host.chunks_exact(3) {
-        // The neutral keys of a group that saw nothing: u64::MAX for the minimum, 0 for the
-        // maximum (no index reaches u32::MAX).
-        let group = ArrayPartial {
-            sum: g[0],
-            min: (g[1] >> 32) as u32,
-            argmin: if g[1] == u64::MAX {
-                u64::MAX
-            } else {
-                base + (g[1] as u32) as u64
-            },
-            max: (g[2] >> 32) as u32,
-            argmax: if g[2] == 0 {
-                u64::MAX
-            } else {
-                base + (!(g[2] as u32)) as u64
-            },
-        };
-        p = ArrayPartial::combine(p, group);
-    }
-    Ok(p)
-}
-
-/// Array stats of a host slice on the device, in chunks of one buffer each.
-fn cl_array_stats_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<ArrayPartial> {
-    let cap = ((cl.max_buffer_bytes / 4) as usize).clamp(1024, 1 << 30);
-    let chunk = cap.min(data.len()).max(1);
-    let (count, mut buf) = cl.take_scratch("array stats input", chunk)?;
-    let mut events = Vec::new();
-    let mut p = ArrayPartial::NONE;
-    let result = data.chunks(chunk).enumerate().try_for_each(|(i, d)| {
-        cl.write(&mut buf, 0, d)?;
-        let part = cl_array_stats(cl, &buf, d.len(), (i * chunk) as u64, &mut events)?;
-        p = ArrayPartial::combine(p, part);
-        Ok::<(), Error>(())
-    });
-    let finished = result.and_then(|()| cl.finish(&events));
-    cl.give_scratch("array stats input", count, buf);
-    finished.map(|()| p)
-}
+mod cl;
+pub(crate) mod kernels;
+use kernels::*;
+mod cpu;
+use cl::*;
+use cpu::*;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::luminance::luma_u32;
+    use crate::spec::luma_u32;
 
     #[test]
     fn keys_prefer_luminance_then_the_earlier_index() {

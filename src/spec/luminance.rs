@@ -1,4 +1,4 @@
-//! Luminance, as `SPEC.md` defines it, shared by every operation.
+//! Luminance, as `docs/SPEC.md` defines it, shared by every operation.
 
 /// The largest luminance value.
 pub const MAX_LUMINANCE: u16 = 1023;

@@ -578,7 +578,7 @@ void compact_relocate(__global const uint* px, uint n, uint wmin, __global uint*
 #define RADIX 32u
 /* Pixels per work-item in a radix tile: the fixed cost of a tile (its counters, scan and
    barriers) is paid once per 16 pixels. */
-#ifndef RADIX_PER /* the host passes 8 where local memory is short (radix_per() in compact.rs) */
+#ifndef RADIX_PER /* the host passes 8 where local memory is short (radix_per() in src/cl/grid.rs) */
 #define RADIX_PER 16u
 #endif
 #define RADIX_TILE (CLPIX_WG * RADIX_PER)

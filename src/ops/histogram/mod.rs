@@ -18,7 +18,7 @@
 //! of a block of pixels is computed by a vectorised loop (AVX-512 or AVX2 when the CPU has it)
 //! before the block is counted.
 //!
-//! The OpenCL kernels (`cl/histogram.cl`) privatise: on GPUs each work-group counts with
+//! The OpenCL kernels (`histogram.cl`) privatise: on GPUs each work-group counts with
 //! `atomic_inc` into its own copy of the histogram in local memory (grid-stride, 16-byte loads)
 //! and adds it into the global histogram with one `atomic_add` per non-zero bin; never one
 //! global atomic per pixel. On CPU devices (PoCL) each work-group is one work-item walking a
@@ -31,11 +31,12 @@
 //! the same bin, a tuning knob against bank conflicts (random images) and same-address
 //! contention (images with few colours), limited by the device's local memory.
 
+use crate::cl::{Arg, ClEngine, Kernel};
 use crate::cpu::PIECE;
+use crate::device::ImageInput;
 use crate::engine::{Engine, HostPixels};
 use crate::error::{Error, Result};
-use crate::image::{check_pixel_count, ImageInput, ImageView};
-use crate::opencl::{Arg, ClEngine};
+use crate::image::{check_pixel_count, ImageView};
 use image::{Rgba, RgbaImage};
 use rayon::prelude::*;
 use std::sync::{Arc, OnceLock};
@@ -252,10 +253,10 @@ impl Kind {
             Kind::Luminance => "histogram_luminance",
         }
     }
-    fn kernel(self) -> &'static str {
+    fn kernel(self) -> Kernel {
         match self {
-            Kind::Rgba => "hist_rgba",
-            Kind::Luminance => "hist_luma",
+            Kind::Rgba => HIST_RGBA,
+            Kind::Luminance => HIST_LUMA,
         }
     }
 }
@@ -318,215 +319,12 @@ impl Engine {
 // ---------------------------------------------------------------------------------------------
 // CPU path: the executable specification.
 
-/// Distance between the two sub-tables of a partial histogram, in counters: 1024 plus 16, so
-/// that the two copies are not a multiple of 4 KiB apart (the CPU's store-to-load forwarding
-/// would take them for each other).
-const SUB: usize = BINS + 16;
-
-/// A partial histogram: two sub-tables, even pixels counted into the first, odd into the second.
-type Tables = [[u32; SUB]; 2];
-
-/// Pixels whose luminance is computed at once before they are counted.
-const LUMA_BLOCK: usize = 512;
-
-#[inline(always)]
-fn bump_rgba(t: &mut [u32; SUB], p: u32) {
-    t[(p & 0xff) as usize] += 1;
-    t[256 + ((p >> 8) & 0xff) as usize] += 1;
-    t[512 + ((p >> 16) & 0xff) as usize] += 1;
-    t[768 + (p >> 24) as usize] += 1;
-}
-
-mod kernels {
-    use super::*;
-    use crate::luminance::luma_u32;
-
-    crate::cpu::multiversion! {
-        fn count_rgba(bytes: &[u8], t: &mut Tables) -> usize {
-            let [t0, t1] = t;
-            let mut pairs = bytes.chunks_exact(8);
-            for c in &mut pairs {
-                bump_rgba(t0, u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-                bump_rgba(t1, u32::from_le_bytes([c[4], c[5], c[6], c[7]]));
-            }
-            for c in pairs.remainder().chunks_exact(4) {
-                bump_rgba(t0, u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-            }
-            bytes.len() / 4
-        }
-    }
-
-    pub(crate) mod luma {
-        use super::*;
-        crate::cpu::multiversion! {
-            fn count_luma(px: &[u32], t: &mut Tables) -> usize {
-                let [t0, t1] = t;
-                let mut l = [0u16; LUMA_BLOCK];
-                for block in px.chunks(LUMA_BLOCK) {
-                    let l = &mut l[..block.len()];
-                    for (d, &p) in l.iter_mut().zip(block) {
-                        *d = luma_u32(p) as u16;
-                    }
-                    let mut pairs = l.chunks_exact(2);
-                    for c in &mut pairs {
-                        t0[(c[0] & 1023) as usize] += 1;
-                        t1[(c[1] & 1023) as usize] += 1;
-                    }
-                    for &v in pairs.remainder() {
-                        t0[(v & 1023) as usize] += 1;
-                    }
-                }
-                px.len()
-            }
-        }
-    }
-}
-
-fn new_tables() -> Box<Tables> {
-    Box::new([[0; SUB]; 2])
-}
-
-fn add_tables(mut a: Box<Tables>, b: Box<Tables>) -> Box<Tables> {
-    for (x, y) in a.iter_mut().zip(b.iter()) {
-        for (p, q) in x.iter_mut().zip(y.iter()) {
-            *p += q;
-        }
-    }
-    a
-}
-
-/// Counts the pixels of `bytes` (whole pixels, any alignment) into `t`.
-fn count_bytes(t: &mut Tables, bytes: &[u8], kind: Kind) {
-    match kind {
-        Kind::Rgba => {
-            kernels::count_rgba(bytes, t);
-        }
-        Kind::Luminance => crate::cpu::with_u32_blocks(bytes, 1024, |_, px| {
-            kernels::luma::count_luma(px, t);
-        }),
-    }
-}
-
-/// Folds the image in parallel into per-task partial histograms and adds them up: packed
-/// images in equal pieces whatever their shape, padded ones row by row.
-fn cpu_histogram(view: &ImageView<'_>, kind: Kind) -> [u32; BINS] {
-    let fold = |mut t: Box<Tables>, bytes: &[u8]| {
-        count_bytes(&mut t, bytes, kind);
-        t
-    };
-    let total = if view.pixel_count() == 0 {
-        None
-    } else if let Some(bytes) = view.packed_bytes() {
-        bytes
-            .par_chunks(PIECE * 4)
-            .fold(new_tables, fold)
-            .reduce_with(add_tables)
-    } else {
-        (0..view.height())
-            .into_par_iter()
-            .fold(new_tables, |t, y| fold(t, view.row(y)))
-            .reduce_with(add_tables)
-    };
-    let mut out = [0u32; BINS];
-    if let Some(t) = total {
-        for (b, o) in out.iter_mut().enumerate() {
-            *o = t[0][b] + t[1][b];
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-// OpenCL path.
-
-/// `CLPIX_HISTOGRAM_REPLICAS`, read once: local copies per work-group on GPUs.
-fn replicas_setting() -> Result<usize> {
-    static R: OnceLock<Result<usize>> = OnceLock::new();
-    R.get_or_init(|| match std::env::var("CLPIX_HISTOGRAM_REPLICAS") {
-        Err(_) => Ok(1),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(r @ (1 | 2 | 4 | 8)) => Ok(r),
-            _ => Err(Error::InvalidEnvironment {
-                var: "CLPIX_HISTOGRAM_REPLICAS",
-                value: v,
-                expected: "1, 2, 4 or 8",
-            }),
-        },
-    })
-    .clone()
-}
-
-/// Work-groups for `n` pixels: enough to fill the device; on GPUs at least 64 pixels per
-/// work-item, so that zeroing and merging the local copies is amortised. `scratch` is the local
-/// memory of one group: above 16 KiB the grid shrinks so that its groups (8 per compute unit
-/// at most) still fit the compute units' local memory at once; a second, partial wave of a
-/// grid-stride kernel would cost more than the lost occupancy.
-fn groups_for(cl: &ClEngine, n: usize, scratch: usize) -> usize {
-    let t = cl.tuning;
-    let per_group = if t.contiguous { 64 * 1024 } else { t.wg * 64 };
-    let most = if t.contiguous || scratch <= 16 * 1024 {
-        t.max_groups
-    } else {
-        (t.max_groups * 16 * 1024 / scratch).max(1)
-    };
-    n.div_ceil(per_group).clamp(1, most)
-}
-
-fn cl_histogram(cl: &Arc<ClEngine>, input: ImageInput<'_>, kind: Kind) -> Result<[u32; BINS]> {
-    let t = cl.tuning;
-    let (replicas, scratch) = if t.contiguous {
-        // Two sub-tables, SUB counters apart (see cl/histogram.cl).
-        (1, 2 * SUB * 4)
-    } else {
-        let mut r = replicas_setting()?;
-        while r > 1 && (r * BINS * 4) as u64 > cl.info.local_mem_bytes {
-            r /= 2;
-        }
-        (r, r * BINS * 4)
-    };
-    // The histogram is BINS u32s; it lives in a pooled partials buffer when one is large enough
-    // (a fresh buffer per call costs more than the kernel on a GPU), else in its own.
-    let words = BINS / 2;
-    let pooled = cl.partials_len() >= words;
-    let run = |hist: &opencl3::memory::Buffer<u64>| -> Result<[u32; BINS]> {
-        let mut events = vec![cl.launch(
-            "histogram",
-            "hist_clear",
-            &[Arg::buf(hist), Arg::U32(BINS as u32)],
-            t.wg,
-            t.wg,
-        )?];
-        cl.for_each_part(input, |buf, range| {
-            let n = range.pixels();
-            let groups = groups_for(cl, n, scratch);
-            events.push(cl.launch(
-                "histogram",
-                kind.kernel(),
-                &[
-                    Arg::buf(buf),
-                    Arg::U32(n as u32),
-                    Arg::buf(hist),
-                    Arg::Local(scratch),
-                    Arg::U32(replicas as u32),
-                ],
-                groups * t.wg,
-                t.wg,
-            )?);
-            Ok(())
-        })?;
-        let mut raw = [0u64; BINS / 2];
-        cl.read(hist, 0, &mut raw)?;
-        cl.finish(&events)?;
-        let mut out = [0u32; BINS];
-        out.copy_from_slice(bytemuck::cast_slice(&raw));
-        Ok(out)
-    };
-    if pooled {
-        cl.with_partials(run)
-    } else {
-        run(&cl.buffer::<u64>(words, "a histogram")?)
-    }
-}
+mod cl;
+pub(crate) mod kernels;
+use kernels::*;
+mod cpu;
+use cl::*;
+use cpu::*;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,177 @@
+//! Launches: kernel arguments, the kernel pool, enqueueing, waiting and kernel times.
+
+use super::{lock, ClEngine, Kernel, POCL_KERNEL_LOCK};
+use crate::error::{Error, Result};
+use opencl3::event::Event;
+use opencl3::kernel::Kernel as ClKernel;
+use opencl3::memory::{Buffer, ClMem};
+use opencl3::types::cl_mem;
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+thread_local! {
+    /// Kernel time (profiling events) of this thread's last OpenCL operation: the sum of its
+    /// kernels' times, and the span from the first one's start to the last one's end.
+    static LAST_KERNEL_NS: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+}
+
+pub(crate) fn set_last_kernel_ns(ns: Option<(u64, u64)>) {
+    LAST_KERNEL_NS.with(|c| c.set(ns));
+}
+
+/// The sum of the last operation's kernel times, and their span (see `set_last_kernel_ns`).
+pub(crate) fn last_kernel_ns() -> Option<(u64, u64)> {
+    LAST_KERNEL_NS.with(|c| c.get())
+}
+
+/// One kernel argument. Memory objects are passed by handle; `Local` reserves local memory.
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)] // every kind is used by some operation's kernels
+pub(crate) enum Arg {
+    Mem(cl_mem),
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    F32(f32),
+    Local(usize),
+}
+
+impl Arg {
+    pub(crate) fn buf<T>(b: &Buffer<T>) -> Arg {
+        Arg::Mem(b.get())
+    }
+}
+
+/// Whether `CLPIX_BUILD_LOG` asks for each program's build log on stderr, also after a build
+/// that succeeded (with `-cl-nv-verbose` in `CLPIX_BUILD_OPTIONS`, NVIDIA's log gives each
+/// for as it is enqueued: for finding the slow step of an operation, not for production).
+fn profile_kernels() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("CLPIX_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// A finished kernel's start and end from its profiling event, in nanoseconds.
+fn kernel_interval(event: &Event) -> Option<(u64, u64)> {
+    let start = event.profiling_command_start().ok()?;
+    let end = event.profiling_command_end().ok()?;
+    Some((start, end.max(start)))
+}
+
+/// A pooled kernel: its program, the program's variant and the kernel's name.
+impl ClEngine {
+    /// Sets `args` on a kernel of `program` and enqueues it over `global` work-items in groups of
+    /// `local`. Every failure (bad argument, out of resources) is an error value.
+    pub(crate) fn launch(
+        &self,
+        kernel: Kernel,
+        args: &[Arg],
+        global: usize,
+        local: usize,
+    ) -> Result<Event> {
+        self.launch_variant(kernel, 0, args, global, local)
+    }
+
+    /// [`launch`](Self::launch) for a kernel of a program variant (see
+    /// [`program_variant`](Self::program_variant)).
+    pub(crate) fn launch_variant(
+        &self,
+        kernel: Kernel,
+        variant: u32,
+        args: &[Arg],
+        global: usize,
+        local: usize,
+    ) -> Result<Event> {
+        let (program, name) = (kernel.program, kernel.name);
+        let prog = self.program_variant(program, variant)?;
+        let pooled = lock(&self.kernels)
+            .get_mut(&(program, variant, name))
+            .and_then(|v| v.pop());
+        let k = match pooled {
+            Some(k) => k,
+            None => ClKernel::create(&prog, name).map_err(|e| Error::cl("clCreateKernel", e.0))?,
+        };
+        // PoCL before 6 aborts the process when kernels of two queues are in flight at once
+        // with the same code and work-group size but different specializations (its cache
+        // release matches on fewer fields than its lookup: `pocl_release_dlhandle_cache:
+        // Assertion found->ref_count > 0`, seen with PoCL 5.0 and parallel tests). There each
+        // kernel runs to completion before another engine's may start; a CPU device runs one
+        // kernel on all its cores anyway, so little is lost.
+        let serial = self.serialize_kernels.then(|| lock(&POCL_KERNEL_LOCK));
+        let result = (|| {
+            for (i, a) in args.iter().enumerate() {
+                let i = i as u32;
+                // SAFETY: each argument is a plain value or a live cl_mem handle of this
+                // context, matching the kernel's signature in cl/<program>.cl.
+                let r = unsafe {
+                    match *a {
+                        Arg::Mem(m) => k.set_arg(i, &m),
+                        Arg::U32(v) => k.set_arg(i, &v),
+                        Arg::I32(v) => k.set_arg(i, &v),
+                        Arg::U64(v) => k.set_arg(i, &v),
+                        Arg::F32(v) => k.set_arg(i, &v),
+                        Arg::Local(bytes) => k.set_arg_local_buffer(i, bytes),
+                    }
+                };
+                r.map_err(|e| Error::cl("clSetKernelArg", e.0))?;
+            }
+            let g = [global];
+            let l = [local];
+            // SAFETY: the kernel's arguments are all set; sizes are 1-D arrays that outlive the call.
+            unsafe {
+                self.queue.enqueue_nd_range_kernel(
+                    k.get(),
+                    1,
+                    std::ptr::null(),
+                    g.as_ptr(),
+                    l.as_ptr(),
+                    &[],
+                )
+            }
+            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e.0))
+            .and_then(|event| {
+                let profile = profile_kernels();
+                if serial.is_none() && !profile {
+                    return Ok(event);
+                }
+                event
+                    .wait()
+                    .map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+                if let Some((start, end)) = kernel_interval(&event).filter(|_| profile) {
+                    eprintln!(
+                        "clpix profile: {}/{name} variant {variant} global {global}: \
+                         {:.4} ms",
+                        program.name(),
+                        (end - start) as f64 / 1e6
+                    );
+                }
+                Ok(event)
+            })
+        })();
+        drop(serial);
+
+        lock(&self.kernels)
+            .entry((program, variant, name))
+            .or_default()
+            .push(k);
+        result
+    }
+
+    /// Waits for the queue and records the summed kernel time of `events` and their span for
+    /// [`Engine::last_kernel_time`](crate::Engine::last_kernel_time) and
+    /// [`Engine::last_kernel_span`](crate::Engine::last_kernel_span).
+    pub(crate) fn finish(&self, events: &[Event]) -> Result<()> {
+        // Waits for this operation's own commands only: clFinish on the shared queue would also
+        // wait for other threads' work.
+        if !events.is_empty() {
+            let raw: Vec<_> = events.iter().map(|e| e.get()).collect();
+            cl3::event::wait_for_events(&raw).map_err(|e| Error::cl("clWaitForEvents", e))?;
+        }
+        let runs: Vec<(u64, u64)> = events.iter().filter_map(kernel_interval).collect();
+        let sum = runs.iter().map(|(start, end)| end - start).sum();
+        let first_start = runs.iter().map(|r| r.0).min();
+        let last_end = runs.iter().map(|r| r.1).max();
+        let span = first_start.zip(last_end).map_or(0, |(s, e)| e - s);
+        set_last_kernel_ns(Some((sum, span)));
+        Ok(())
+    }
+}

@@ -1,0 +1,203 @@
+//! Device memory: buffers (checked against the device's limit), buffers over host memory,
+//! reusable scratch and partial-result buffers, and the look-back's tile words.
+
+use super::{lock, ClEngine};
+use crate::error::{Error, Result};
+use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
+
+/// launches; zeroed only when made (grown) or when the epochs wrap.
+#[derive(Default)]
+pub(super) struct TileWords {
+    /// The words and how many there are.
+    pub(crate) buf: Option<(Buffer<u64>, usize)>,
+    pub(crate) epoch: u32,
+}
+
+// SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
+// kernel pool, whose kernels are only used by one thread at a time behind the mutex.
+unsafe impl Send for ClEngine {}
+unsafe impl Sync for ClEngine {}
+impl ClEngine {
+    /// A scratch buffer of at least `count` u32, reused between calls: on CPU devices a fresh
+    /// buffer costs a page fault per 4 KiB at its first write, every call. The caller has it to
+    /// itself until it hands it back with [`give_scratch`](Self::give_scratch).
+    /// Returns the buffer and its element count.
+    pub(crate) fn take_scratch(
+        &self,
+        name: &'static str,
+        count: usize,
+    ) -> Result<(usize, Buffer<u32>)> {
+        let found = lock(&self.scratch).get_mut(name).and_then(|v| {
+            let i = v.iter().position(|(c, _)| *c >= count)?;
+            Some(v.swap_remove(i))
+        });
+        match found {
+            Some(b) => Ok(b),
+            None => Ok((count.max(1), self.buffer::<u32>(count, name)?)),
+        }
+    }
+
+    /// Returns a buffer from [`take_scratch`](Self::take_scratch) for later calls (keeping at
+    /// most two per name: the largest).
+    pub(crate) fn give_scratch(&self, name: &'static str, count: usize, buf: Buffer<u32>) {
+        let mut pool = lock(&self.scratch);
+        let v = pool.entry(name).or_default();
+        v.push((count.max(1), buf));
+        v.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
+        v.truncate(2);
+    }
+
+    /// Runs `f` (which enqueues one kernel) with at least `tiles` tile words and a fresh epoch
+    /// for it (never 0, the zeroed words' epoch), holding the words until `f` returns: kernels
+    /// using them are enqueued one at a time, in epoch order.
+    pub(crate) fn with_tile_words<R>(
+        &self,
+        tiles: usize,
+        f: impl FnOnce(&Buffer<u64>, u32) -> Result<R>,
+    ) -> Result<R> {
+        let mut words = lock(&self.tile_words);
+        let (buf, len) = match words.buf.take() {
+            Some((buf, len)) if len >= tiles && words.epoch < u32::MAX => (buf, len),
+            _ => {
+                let len = tiles.max(1);
+                let mut buf = self.buffer::<u64>(len, "tile words")?;
+                self.fill(&mut buf, 0u64, len)?;
+                words.epoch = 0;
+                (buf, len)
+            }
+        };
+        words.epoch += 1;
+        let result = f(&buf, words.epoch);
+        words.buf = Some((buf, len));
+        result
+    }
+
+    /// Length of a partials buffer: room for 4 u64s per work-group of the largest grid.
+    pub(crate) fn partials_len(&self) -> usize {
+        4 * self.grid.max_groups
+    }
+
+    /// Runs `f` with a reusable buffer of [`partials_len`](Self::partials_len) u64s for
+    /// per-group results, then returns the buffer to the pool.
+    pub(crate) fn with_partials<R>(&self, f: impl FnOnce(&Buffer<u64>) -> Result<R>) -> Result<R> {
+        let pooled = lock(&self.partials).pop();
+        let buffer = match pooled {
+            Some(b) => b,
+            None => self.buffer::<u64>(self.partials_len(), "per-group partial results")?,
+        };
+        let r = f(&buffer);
+        lock(&self.partials).push(buffer);
+        r
+    }
+
+    /// A device buffer of `count` elements (at least one: OpenCL has no empty buffers).
+    /// Buffers sized from a part plan already respect `max_buffer_bytes`; here only the
+    /// device's own allocation limit is enforced, so that a capped engine can still hold its
+    /// fixed-size bookkeeping (e.g. 4 u64s per work-group on a 132-unit GPU is 34 KB).
+    pub(crate) fn buffer<T>(&self, count: usize, what: &'static str) -> Result<Buffer<T>> {
+        // SAFETY: no host pointer.
+        unsafe { self.create_buffer(CL_MEM_READ_WRITE, count.max(1), std::ptr::null_mut(), what) }
+    }
+
+    /// clCreateBuffer of `count` elements, checked against the device's allocation limit.
+    ///
+    /// # Safety
+    /// `host` is null, or as [`buffer_over_host`](Self::buffer_over_host) requires.
+    pub(super) unsafe fn create_buffer<T>(
+        &self,
+        flags: u64,
+        count: usize,
+        host: *mut T,
+        what: &'static str,
+    ) -> Result<Buffer<T>> {
+        let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        if bytes > self.info.max_alloc_bytes {
+            return Err(Error::TooLargeForDevice {
+                what,
+                needed: bytes,
+                limit: self.info.max_alloc_bytes,
+            });
+        }
+        // SAFETY: the size is checked against the device limit above; the caller vouches for
+        // `host`.
+        unsafe { Buffer::<T>::create(&self.context, flags, count, host as *mut std::ffi::c_void) }
+            .map_err(|e| Error::cl("clCreateBuffer", e.0))
+    }
+
+    /// A buffer over `count` elements of host memory at `host` (`CL_MEM_USE_HOST_PTR`): on a
+    /// CPU device the kernels write straight into it, and reading it back into the same memory
+    /// copies nothing.
+    ///
+    /// # Safety
+    /// `host` points to `count` writable elements that stay allocated, and are neither read
+    /// nor written by the host, until the buffer is dropped, except through blocking reads of
+    /// the buffer into that same memory after the commands using it have finished.
+    pub(crate) unsafe fn buffer_over_host<T>(
+        &self,
+        host: *mut T,
+        count: usize,
+        what: &'static str,
+    ) -> Result<Buffer<T>> {
+        // SAFETY: the caller keeps `count` elements at `host` alive and untouched.
+        unsafe { self.create_buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, count, host, what) }
+    }
+
+    /// Whether this engine's kernels use host memory in place (CPU devices, whose memory is
+    /// the host's): a packed host image is read through a buffer over it
+    /// ([`buffer_over_host_read_only`](Self::buffer_over_host_read_only)) rather than uploaded,
+    /// and a result for the host is written straight into its memory. On PoCL 3.1 (4096²,
+    /// a call from a host image) that took brightest from 28.7-29.7 to 1.8-1.9 ms and the
+    /// w = 2 blur from 93-105 to 12.6-13.7 ms: the upload of 64 MiB alone had cost ~30 ms.
+    pub(crate) fn uses_host_memory(&self) -> bool {
+        self.grid.contiguous
+    }
+
+    /// A read-only buffer over `data` (`CL_MEM_USE_HOST_PTR`): the kernels read it where it is.
+    ///
+    /// # Safety
+    /// `data` stays allocated and unchanged until every command using the buffer has finished
+    /// (hold a [`QueueDrain`] armed until then).
+    pub(crate) unsafe fn buffer_over_host_read_only<T>(
+        &self,
+        data: &[T],
+        what: &'static str,
+    ) -> Result<Buffer<T>> {
+        // SAFETY: the caller keeps `data` alive and unchanged; the buffer is read-only, so
+        // nothing writes through the pointer.
+        unsafe {
+            self.create_buffer(
+                CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                data.len(),
+                data.as_ptr().cast_mut(),
+                what,
+            )
+        }
+    }
+
+    /// A guard that waits for this engine's queue when dropped while armed; see
+    /// [`QueueDrain`].
+    pub(crate) fn queue_drain(&self) -> QueueDrain<'_> {
+        QueueDrain {
+            engine: self,
+            armed: false,
+        }
+    }
+}
+
+/// Waits for every command of an engine's queue (other threads' too) when dropped while
+/// `armed`, ignoring errors. Held by a function whose kernels use host memory that it owns or
+/// borrows (buffers over host memory), so that no way out of it, an error included, frees or
+/// hands back that memory while a kernel may still use it: declare it after that memory, so
+/// that it is dropped first.
+pub(crate) struct QueueDrain<'a> {
+    pub(crate) engine: &'a ClEngine,
+    pub(crate) armed: bool,
+}
+
+impl Drop for QueueDrain<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.engine.queue.finish();
+        }
+    }
+}

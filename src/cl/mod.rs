@@ -1,0 +1,316 @@
+//! The OpenCL layer, in one place: device discovery, the per-engine context and queue, the lazy
+//! program cache, a kernel pool that makes concurrent callers safe, buffers, transfers and
+//! launches whose every failure is an [`Error`] value.
+//!
+//! The operations only call [`ClEngine::launch`], the buffer and transfer helpers and the
+//! part walk; nothing above this layer touches raw OpenCL objects.
+
+mod device;
+mod grid;
+mod launch;
+mod memory;
+mod parts;
+mod program;
+mod transfer;
+
+pub(crate) use device::{best_device, find_device};
+pub use device::{devices, DeviceInfo, DeviceType};
+#[cfg(test)]
+pub(crate) use grid::{radix_local_bytes, radix_per};
+pub(crate) use grid::{u32_arg, Grid};
+pub(crate) use launch::{last_kernel_ns, set_last_kernel_ns, Arg};
+pub(crate) use parts::PartRange;
+
+use crate::error::{Error, Result};
+use crate::KernelLayout;
+use device::discovered;
+use memory::TileWords;
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::Device;
+use opencl3::kernel::Kernel as ClKernel;
+use opencl3::memory::Buffer;
+use opencl3::program::Program;
+use opencl3::types::cl_device_id;
+use opencl3::types::cl_mem;
+pub(crate) use program::{Kernel, ProgramId};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use transfer::{staging_slot, StagingSlot};
+
+/// Held from enqueue to completion of each kernel on drivers where kernels of two queues
+/// must not run at once (see [`ClEngine::launch`]).
+static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
+
+type KernelKey = (ProgramId, u32, &'static str);
+
+/// Idle scratch buffers by name, each with its element count.
+type ScratchPool = HashMap<&'static str, Vec<(usize, Buffer<u32>)>>;
+
+/// An OpenCL device opened for clpix: context, in-order profiling queue, programs and kernels.
+pub(crate) struct ClEngine {
+    pub info: DeviceInfo,
+    device_id: usize,
+    context: Context,
+    queue: CommandQueue,
+    pub grid: Grid,
+    build_options: String,
+    kernel_dir: Option<PathBuf>,
+    /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
+    serialize_kernels: bool,
+    /// The largest image part or band clpix plans for (device limit, or a lower cap for
+    /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
+    /// checked against the device's own limit only: the cap shapes the plan, not bookkeeping.
+    pub max_buffer_bytes: u64,
+    programs: Mutex<HashMap<(ProgramId, u32), Arc<Program>>>,
+    /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
+    /// takes one out, sets its arguments and enqueues it, then puts it back.
+    kernels: Mutex<HashMap<KernelKey, Vec<ClKernel>>>,
+    /// Idle scratch buffers by name, with their element counts (see [`ClEngine::take_scratch`]).
+    scratch: Mutex<ScratchPool>,
+    /// Build logs of program variants that did not build, so that a caller falling back to
+    /// another kernel does not pay for the failed build again on every call.
+    failed_variants: Mutex<HashMap<(ProgramId, u32), String>>,
+    /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
+    /// buffer per call cost more than the kernel on a GPU.
+    partials: Mutex<Vec<Buffer<u64>>>,
+    /// The single-pass kernels' tile words (see [`ClEngine::with_tile_words`]).
+    tile_words: Mutex<TileWords>,
+    /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
+    /// (see [`ClEngine::write`]).
+    staging_slot: Option<usize>,
+    /// The two pinned staging slots, made on the first large transfer.
+    staging: Mutex<Vec<StagingSlot>>,
+}
+
+impl Drop for ClEngine {
+    fn drop(&mut self) {
+        // The staging slots are unmapped while the queue still exists (fields drop after this).
+        let slots = std::mem::take(self.staging.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for s in &slots {
+            // SAFETY: `ptr` is the live mapping of `buf`, made once in `staging_slots`.
+            let _ = unsafe { self.unmap(&s.buf, s.ptr as cl_mem) };
+        }
+        let _ = self.queue.finish();
+    }
+}
+
+impl fmt::Debug for ClEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ClEngine({})", self.info.name)
+    }
+}
+
+/// The leading number of a driver version such as `5.0+debian` (0 when there is none).
+fn driver_major(version: &str) -> u32 {
+    let digits: String = version.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().unwrap_or(0)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere while holding the lock leaves only caches behind: still usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ClEngine {
+    /// Opens `info`'s device. `max_buffer_bytes` caps single buffers below the device's limit.
+    pub(crate) fn open(
+        info: &DeviceInfo,
+        max_buffer_bytes: Option<u64>,
+        layout: KernelLayout,
+    ) -> Result<ClEngine> {
+        let found = discovered()?
+            .iter()
+            .find(|f| f.info.index == info.index && f.info.name == info.name)
+            .ok_or_else(|| Error::NoSuchDevice {
+                query: info.name.clone(),
+            })?;
+        let device = Device::new(found.id as cl_device_id);
+        let context =
+            Context::from_device(&device).map_err(|e| Error::cl("clCreateContext", e.0))?;
+        #[allow(deprecated)]
+        // clCreateCommandQueue: OpenCL 1.2 devices (NVIDIA) have nothing newer.
+        let queue =
+            unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
+                .map_err(|e| Error::cl("clCreateCommandQueue", e.0))?;
+        let contiguous = match layout {
+            KernelLayout::Auto => info.device_type == DeviceType::Cpu,
+            KernelLayout::Coalesced => false,
+            KernelLayout::Contiguous => true,
+        };
+        let grid = Grid::new(info, contiguous);
+        let mut build_options = format!(
+            "-D CLPIX_WG={} -D CLPIX_CONTIGUOUS={}",
+            grid.wg, grid.contiguous as u32
+        );
+        if !contiguous && grid.radix_per != 16 {
+            build_options.push_str(&format!(" -D RADIX_PER={}u", grid.radix_per));
+        }
+        if info.has_extension("cl_khr_int64_base_atomics") {
+            build_options.push_str(" -D CLPIX_HAS_INT64_ATOMICS=1");
+        }
+        // Extra compiler options, to measure or diagnose (a define, a verbose build log).
+        if let Ok(extra) = std::env::var("CLPIX_BUILD_OPTIONS") {
+            build_options.push(' ');
+            build_options.push_str(&extra);
+        }
+        let cap = max_buffer_bytes.unwrap_or(u64::MAX).max(4096);
+        Ok(ClEngine {
+            info: info.clone(),
+            device_id: found.id,
+            context,
+            queue,
+            grid,
+            build_options,
+            kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR").map(PathBuf::from),
+            serialize_kernels: info.platform.contains("Portable Computing Language")
+                && driver_major(&info.driver_version) < 6,
+            max_buffer_bytes: info.max_alloc_bytes.min(cap),
+            programs: Mutex::new(HashMap::new()),
+            kernels: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(HashMap::new()),
+            failed_variants: Mutex::new(HashMap::new()),
+            partials: Mutex::new(Vec::new()),
+            tile_words: Mutex::new(TileWords::default()),
+            staging_slot: staging_slot(info)?,
+            staging: Mutex::new(Vec::new()),
+        })
+    }
+}
+/// Test helpers: what a built kernel takes on this device.
+#[cfg(test)]
+impl ClEngine {
+    /// The local memory kernel `kernel` of `program` built with `-D CLPIX_VARIANT=variant` takes
+    /// on this device (`CL_KERNEL_LOCAL_MEM_SIZE`: its static local arrays, here).
+    pub(crate) fn kernel_local_bytes(&self, kernel: Kernel, variant: u32) -> Result<u64> {
+        let prog = self.program_variant(kernel.program, variant)?;
+        let k =
+            ClKernel::create(&prog, kernel.name).map_err(|e| Error::cl("clCreateKernel", e.0))?;
+        k.get_local_mem_size(self.device_id as cl_device_id)
+            .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))
+    }
+
+    /// Checks, on every device in the GPU layout, that kernels take the local memory the host
+    /// plans for them (the host sizes their tiles on that figure, with 1 KiB of margin). `plans`
+    /// lists, for an engine, each kernel as (description, (program, variant), kernel, planned
+    /// bytes). A device that reports 0 (PoCL 5.0, for kernels declaring tens of KiB) is skipped
+    /// with a message; where a device is required (`CLPIX_REQUIRE_OPENCL`) one must have been
+    /// checked (PoCL 3.1 in CI reports the figure).
+    pub(crate) fn assert_local_bytes_as_planned(
+        plans: impl Fn(&ClEngine) -> Vec<(String, Kernel, u32, u64)>,
+    ) {
+        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        let devices = match crate::devices() {
+            Ok(d) => d,
+            Err(e) if required => panic!("OpenCL required: {e}"),
+            Err(_) => return,
+        };
+        let mut checked = 0;
+        for d in &devices {
+            let cl = ClEngine::open(d, None, crate::KernelLayout::Coalesced).unwrap();
+            for (what, kernel, variant, planned) in plans(&cl) {
+                let bytes = cl.kernel_local_bytes(kernel, variant).unwrap();
+                if bytes == 0 {
+                    eprintln!("{}: reports 0 local bytes for {what}: not checked", d.name);
+                    continue;
+                }
+                assert!(
+                    (planned..=planned + 1024).contains(&bytes),
+                    "{}: {what}: {bytes} bytes, planned {planned}",
+                    d.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(
+            !required || checked > 0,
+            "no device reported its local memory"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LUMA_STATS: Kernel = Kernel::new(ProgramId::Reduce, "luma_stats");
+
+    fn engines() -> Vec<Arc<ClEngine>> {
+        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        match devices() {
+            Ok(list) => list
+                .iter()
+                .map(|d| {
+                    Arc::new(ClEngine::open(d, None, KernelLayout::Auto).expect("device opens"))
+                })
+                .collect(),
+            Err(e) if required => panic!("OpenCL required: {e}"),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// OpenCL errors in the middle of an operation, provoked for real, are error values and
+    /// leave the engine usable.
+    #[test]
+    fn failed_enqueues_are_errors_and_the_engine_recovers() {
+        for cl in engines() {
+            let buf = cl.buffer::<u32>(64, "test").unwrap();
+            // Missing arguments: CL_INVALID_KERNEL_ARGS at enqueue.
+            let e = cl.launch(LUMA_STATS, &[Arg::buf(&buf)], cl.grid.wg, cl.grid.wg);
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // A wrongly sized argument (4 bytes for a buffer): CL_INVALID_ARG_SIZE from
+            // clSetKernelArg, where opencl3's ExecuteKernel would panic.
+            let e = cl.launch(
+                LUMA_STATS,
+                &[Arg::U32(1), Arg::U32(0), Arg::buf(&buf)],
+                1,
+                1,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // No such kernel.
+            let e = cl.launch(Kernel::new(ProgramId::Reduce, "no_such_kernel"), &[], 1, 1);
+            assert!(
+                matches!(
+                    e,
+                    Err(Error::OpenCl {
+                        call: "clCreateKernel",
+                        ..
+                    })
+                ),
+                "{e:?}"
+            );
+            // A work-group larger than the device allows.
+            let too_big = cl.info.max_work_group_size * 2;
+            let e = cl.launch(
+                LUMA_STATS,
+                &[Arg::buf(&buf), Arg::U32(0), Arg::buf(&buf)],
+                too_big,
+                too_big,
+            );
+            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            // A buffer larger than the limit is refused before the driver sees it.
+            let e = cl.buffer::<u64>(usize::MAX / 16, "huge");
+            assert!(matches!(e, Err(Error::TooLargeForDevice { .. })), "{e:?}");
+            // The same kernel objects then run correctly.
+            let data: Vec<u32> = (0..64).map(|i| i * 0x010101).collect();
+            let mut input = cl.buffer::<u32>(64, "test").unwrap();
+            cl.write(&mut input, 0, &data).unwrap();
+            let out = cl.buffer::<u64>(cl.partials_len(), "test").unwrap();
+            let ev = cl
+                .launch(
+                    LUMA_STATS,
+                    &[Arg::buf(&input), Arg::U32(64), Arg::buf(&out)],
+                    cl.grid.wg,
+                    cl.grid.wg,
+                )
+                .unwrap();
+            cl.finish(&[ev]).unwrap();
+            let mut host = [0u64; 2];
+            cl.read(&out, 0, &mut host).unwrap();
+            let expected: u64 = data.iter().map(|&p| crate::spec::luma_u32(p) as u64).sum();
+            assert_eq!(host[0], expected, "{}", cl.info.name);
+        }
+    }
+}

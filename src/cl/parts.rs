@@ -1,0 +1,151 @@
+//! Images larger than one buffer: how an image is cut into parts of whole rows (or row
+//! segments), and the reads and writes of such parts.
+
+use super::ClEngine;
+use crate::error::{Error, Result};
+use crate::image::ImageView;
+use opencl3::memory::Buffer;
+use opencl3::types::CL_BLOCKING;
+
+impl ClEngine {
+    /// How an image of `width`×`height` is cut so that each part fits one buffer: runs of whole
+    /// rows when a row fits, else segments of single rows. Parts are in scan order.
+    pub(crate) fn part_ranges(&self, width: u32, height: u32) -> Vec<PartRange> {
+        let cap_px = (self.max_buffer_bytes / 4).max(1);
+        let w = width as u64;
+        if w == 0 || height == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if w <= cap_px {
+            let per = (cap_px / w).min(height as u64) as u32;
+            let mut y = 0;
+            while y < height {
+                let rows = per.min(height - y);
+                out.push(PartRange {
+                    first_row: y,
+                    rows,
+                    x0: 0,
+                    cols: width,
+                });
+                y += rows;
+            }
+        } else {
+            for y in 0..height {
+                let mut x = 0u64;
+                while x < w {
+                    let cols = cap_px.min(w - x) as u32;
+                    out.push(PartRange {
+                        first_row: y,
+                        rows: 1,
+                        x0: x as u32,
+                        cols,
+                    });
+                    x += cols as u64;
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes the pixels of `r` from `view` into `buf`, packed.
+    pub(crate) fn write_range(
+        &self,
+        buf: &mut Buffer<u32>,
+        view: &ImageView<'_>,
+        r: PartRange,
+    ) -> Result<()> {
+        let w = view.width() as usize;
+        if let Some(bytes) = view.packed_bytes() {
+            let start = (r.first_row as usize * w + r.x0 as usize) * 4;
+            let part = &bytes[start..start + r.pixels() * 4];
+            return self.write(buf, 0, as_u32_or_copy(part).as_ref());
+        }
+        // Padded rows: one rectangular transfer, no host copy.
+        let origin = [0usize; 3];
+        let host_origin = [r.x0 as usize * 4, r.first_row as usize, 0];
+        let region = [r.cols as usize * 4, r.rows as usize, 1];
+        // SAFETY: blocking; the rectangle lies inside both the view (checked at construction)
+        // and the buffer (rows * cols pixels).
+        unsafe {
+            self.queue.enqueue_write_buffer_rect(
+                buf,
+                CL_BLOCKING,
+                origin.as_ptr(),
+                host_origin.as_ptr(),
+                region.as_ptr(),
+                r.cols as usize * 4,
+                0,
+                view.stride(),
+                0,
+                view_ptr(view),
+                &[],
+            )
+        }
+        .map(|_| ())
+        .map_err(|e| Error::cl("clEnqueueWriteBufferRect", e.0))
+    }
+    /// Packed RGBA8 bytes of `pixels` pixels from `parts` (a buffer, the first pixel it holds
+    /// and how many), read straight into the result's memory, advised to use huge pages: one
+    /// copy into few page faults rather than a copy into 4 KiB pages and a second copy into
+    /// the bytes. The bytes are read as words where they are 4-aligned, as allocations this
+    /// large are; otherwise through a word buffer.
+    pub(crate) fn read_rgba8(
+        &self,
+        parts: &[(&Buffer<u32>, usize, usize)],
+        pixels: usize,
+    ) -> Result<Vec<u8>> {
+        let mut bytes = crate::cpu::alloc_zeroed::<u8>(pixels * 4);
+        if let Ok(words) = bytemuck::try_cast_slice_mut::<u8, u32>(&mut bytes) {
+            for &(buf, start, count) in parts {
+                self.read(buf, 0, &mut words[start..start + count])?;
+            }
+            return Ok(bytes);
+        }
+        let mut words = vec![0u32; pixels];
+        for &(buf, start, count) in parts {
+            self.read(buf, 0, &mut words[start..start + count])?;
+        }
+        bytes.copy_from_slice(bytemuck::cast_slice(&words));
+        Ok(bytes)
+    }
+}
+
+/// A rectangle of an image held in one buffer: `rows` whole rows, or a segment of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PartRange {
+    pub first_row: u32,
+    pub rows: u32,
+    pub x0: u32,
+    pub cols: u32,
+}
+
+impl PartRange {
+    pub(crate) fn pixels(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+    /// Scan-order index of the first pixel; the part's pixels are consecutive in scan order.
+    pub(crate) fn first_pixel(&self, width: u32) -> u64 {
+        self.first_row as u64 * width as u64 + self.x0 as u64
+    }
+}
+
+/// Packed bytes as u32 pixels: borrowed when aligned, copied otherwise.
+fn as_u32_or_copy(bytes: &[u8]) -> std::borrow::Cow<'_, [u32]> {
+    match bytemuck::try_cast_slice::<u8, u32>(bytes) {
+        Ok(px) => std::borrow::Cow::Borrowed(px),
+        Err(_) => std::borrow::Cow::Owned(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+    }
+}
+
+fn view_ptr(view: &ImageView<'_>) -> *mut std::ffi::c_void {
+    if view.height() == 0 {
+        return std::ptr::null_mut();
+    }
+    view.row(0).as_ptr() as *mut std::ffi::c_void
+}

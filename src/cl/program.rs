@@ -1,0 +1,215 @@
+//! Programs: kernel sources (embedded, or read from `CLPIX_KERNEL_DIR`), their builds per
+//! variant, and the cache of built programs.
+
+use super::{lock, ClEngine};
+use crate::error::{Error, Result};
+use opencl3::program::Program;
+use opencl3::types::cl_device_id;
+use std::sync::{Arc, OnceLock};
+
+/// The header every program starts with (pasted in, not `#include`d: no include path to get
+/// wrong).
+const COMMON_H: &str = include_str!("common.h");
+
+/// The OpenCL programs: one `.cl` file each, beside its launcher in `src/ops/<op>/`, embedded
+/// so that a dependent crate and a copied binary work anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ProgramId {
+    /// `ops/reduce/reduce.cl`: arg-reductions, luminance and array statistics.
+    Reduce,
+    /// `ops/histogram/histogram.cl`.
+    Histogram,
+    /// `ops/compact/compact.cl`: the scan, the compaction and the radix passes.
+    Compact,
+    /// `ops/blur/blur.cl`.
+    Blur,
+    /// `ops/select/select.cl`: the k brightest pixels' helpers.
+    Select,
+}
+
+/// A kernel of a program, by name. Each operation declares the kernels it launches as
+/// constants (`ops/<op>/kernels.rs`), checked by a test against its program's source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Kernel {
+    /// The program that holds the kernel.
+    pub(crate) program: ProgramId,
+    /// The kernel's name in the source.
+    pub(crate) name: &'static str,
+}
+
+impl Kernel {
+    /// The kernel `name` of `program`.
+    pub(crate) const fn new(program: ProgramId, name: &'static str) -> Kernel {
+        Kernel { program, name }
+    }
+}
+
+impl ProgramId {
+    /// Every program.
+    #[cfg(test)]
+    pub(crate) const ALL: [ProgramId; 5] = [
+        ProgramId::Reduce,
+        ProgramId::Histogram,
+        ProgramId::Compact,
+        ProgramId::Blur,
+        ProgramId::Select,
+    ];
+
+    /// The program's name: its file is `<name>.cl` (also in `CLPIX_KERNEL_DIR`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ProgramId::Reduce => "reduce",
+            ProgramId::Histogram => "histogram",
+            ProgramId::Compact => "compact",
+            ProgramId::Blur => "blur",
+            ProgramId::Select => "select",
+        }
+    }
+
+    /// The embedded source.
+    pub(crate) fn embedded(self) -> &'static str {
+        match self {
+            ProgramId::Reduce => include_str!("../ops/reduce/reduce.cl"),
+            ProgramId::Histogram => include_str!("../ops/histogram/histogram.cl"),
+            ProgramId::Compact => include_str!("../ops/compact/compact.cl"),
+            ProgramId::Blur => include_str!("../ops/blur/blur.cl"),
+            ProgramId::Select => include_str!("../ops/select/select.cl"),
+        }
+    }
+}
+/// kernel's registers and spills).
+fn build_log_wanted() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("CLPIX_BUILD_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// Whether `CLPIX_PROFILE` asks for each kernel's time on stderr (each kernel is then waited
+impl ClEngine {
+    fn source(&self, program: ProgramId) -> Result<String> {
+        let (name, embedded) = (program.name(), program.embedded());
+        let (header, body) = match &self.kernel_dir {
+            None => (COMMON_H.to_string(), embedded.to_string()),
+            Some(dir) => {
+                let read = |file: String| {
+                    let path = dir.join(&file);
+                    std::fs::read_to_string(&path).map_err(|e| Error::KernelSource {
+                        path: path.display().to_string(),
+                        reason: e.to_string(),
+                    })
+                };
+                (read("common.h".into())?, read(format!("{name}.cl"))?)
+            }
+        };
+        // The header is pasted in rather than #included: no include path to get wrong.
+        Ok(format!("{header}\n#line 1\n{body}"))
+    }
+
+    /// The built program `name` (a file `cl/<name>.cl`), built on first use and cached.
+    pub(crate) fn program(&self, name: ProgramId) -> Result<Arc<Program>> {
+        self.program_variant(name, 0)
+    }
+
+    /// The program `name` built with `-D CLPIX_VARIANT=variant` (none for 0), for kernels
+    /// specialised on a value known only at run time (the fused blur on its radius); each
+    /// variant is built on first use and cached.
+    pub(crate) fn program_variant(&self, name: ProgramId, variant: u32) -> Result<Arc<Program>> {
+        if let Some(p) = lock(&self.programs).get(&(name, variant)) {
+            return Ok(p.clone());
+        }
+        if let Some(log) = lock(&self.failed_variants).get(&(name, variant)) {
+            return Err(Error::KernelBuild {
+                program: name.name(),
+                device: self.info.name.clone(),
+                log: log.clone(),
+            });
+        }
+        let src = self.source(name)?;
+        let mut program = Program::create_from_source(&self.context, &src)
+            .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
+        let id = self.device_id as cl_device_id;
+        let options = match variant {
+            0 => self.build_options.clone(),
+            v => format!("{} -D CLPIX_VARIANT={v}", self.build_options),
+        };
+        if let Err(e) = program.build(&[id], &options) {
+            let log = program.get_build_log(id).unwrap_or_default();
+            let log = if log.trim().is_empty() {
+                format!("(empty build log; clBuildProgram returned {})", e.0)
+            } else {
+                log
+            };
+            if variant != 0 {
+                lock(&self.failed_variants).insert((name, variant), log.clone());
+            }
+            return Err(Error::KernelBuild {
+                program: name.name(),
+                device: self.info.name.clone(),
+                log,
+            });
+        }
+        if build_log_wanted() {
+            let log = program.get_build_log(id).unwrap_or_default();
+            eprintln!(
+                "clpix build {} variant {variant} [{options}]:\n{log}",
+                name.name()
+            );
+        }
+        let program = Arc::new(program);
+        // Two threads may have built it at once; either copy is fine.
+        lock(&self.programs)
+            .entry((name, variant))
+            .or_insert(program.clone());
+        Ok(program)
+    }
+
+    /// Whether this engine runs the variant `variant` of `program`, written for NVIDIA GPUs
+    /// (inline PTX: warp ballots, tensor-core products): built on NVIDIA GPUs, where a build
+    /// failure falls back to the portable kernels with a `log` warning naming `what`. A variant
+    /// `forced` (by a tuning variable, to measure or test it) does not fall back: its build
+    /// failure is an error, and on any other device so is the `forced` error itself, unless the
+    /// PTX is emulated (`-D CLPIX_WARP_EMULATED=1` in `CLPIX_BUILD_OPTIONS`, as the tests do):
+    /// another compiler may build the PTX into wrong code (PoCL 3.1 did) or abort the process
+    /// (PoCL 5's LLVM did).
+    pub(crate) fn nvidia_variant(
+        &self,
+        (program, variant): (ProgramId, u32),
+        what: &str,
+        forced: Option<Error>,
+    ) -> Result<bool> {
+        let is_forced = forced.is_some();
+        if !self.info.platform.contains("NVIDIA") {
+            match forced {
+                None => return Ok(false),
+                Some(e) if !self.build_options.contains("CLPIX_WARP_EMULATED=1") => return Err(e),
+                Some(_) => {}
+            }
+        }
+        match self.program_variant(program, variant) {
+            Ok(_) => Ok(true),
+            Err(e @ Error::KernelBuild { .. }) if !is_forced => {
+                log::warn!(
+                    "{what} did not build on {}; the portable kernels instead: {e}",
+                    self.info.name
+                );
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_program_is_embedded_with_kernels() {
+        for p in ProgramId::ALL {
+            assert!(
+                p.embedded().contains("__kernel"),
+                "{}.cl has no kernel",
+                p.name()
+            );
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! Transfers between host and device: blocking reads and writes, device copies and fills,
+//! mapping, and the pinned staging slots that large transfers to a GPU go through.
+
+use super::{lock, ClEngine, DeviceInfo, DeviceType};
+use crate::cpu::parallel_copy;
+use crate::error::{Error, Result};
+use opencl3::event::Event;
+use opencl3::memory::{Buffer, ClMem};
+use opencl3::types::{cl_mem, CL_BLOCKING};
+
+/// A pinned host buffer (`CL_MEM_ALLOC_HOST_PTR`), mapped once for the engine's life: its
+/// address is the host side of large reads and writes, which the driver then moves by DMA
+/// (from pageable memory NVIDIA's driver moved 256 MiB in about 30 ms).
+pub(crate) struct StagingSlot {
+    pub(crate) buf: Buffer<u8>,
+    pub(crate) ptr: *mut u8,
+    pub(crate) len: usize,
+}
+
+/// Staging slots of 16 MiB: two of them let the host fill one while the other is in flight.
+const STAGING_SLOT_BYTES: usize = 16 << 20;
+/// Transfers from this size (or one slot, if smaller) on go through the staging slots (where
+/// staging is on).
+const STAGING_MIN_BYTES: usize = 4 << 20;
+
+/// The staging slot size for a device: `CLPIX_STAGING` = `off`, `on`, or a slot size in KiB
+/// (tests: small slots, many chunks); by default on for devices that are not CPUs (a CPU
+/// device reads host memory where it is).
+pub(super) fn staging_slot(info: &DeviceInfo) -> Result<Option<usize>> {
+    match std::env::var("CLPIX_STAGING") {
+        Err(_) => Ok((info.device_type != DeviceType::Cpu).then_some(STAGING_SLOT_BYTES)),
+        Ok(v) => match v.as_str() {
+            "off" => Ok(None),
+            "on" => Ok(Some(STAGING_SLOT_BYTES)),
+            kib => match kib.parse::<usize>() {
+                Ok(k) if k > 0 => Ok(Some(k * 1024)),
+                _ => Err(Error::InvalidEnvironment {
+                    var: "CLPIX_STAGING",
+                    value: v,
+                    expected: "off, on, or a staging slot size in KiB",
+                }),
+            },
+        },
+    }
+}
+
+/// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
+/// compaction's look-back): each launch gets a fresh epoch, which its words carry, so a word
+/// left by an earlier launch reads as unwritten and the words are never cleared between
+impl ClEngine {
+    /// Maps `buf` (blocking), calls `f` with its host address and size in bytes, and unmaps it.
+    /// On a CPU device (PoCL) the address is the buffer's own memory, so that a large buffer
+    /// can be advised to use huge pages before its first touch (see `blur`).
+    pub(crate) fn with_mapped<T>(
+        &self,
+        buf: &Buffer<T>,
+        count: usize,
+        f: impl FnOnce(usize, usize),
+    ) -> Result<()> {
+        let bytes = count.max(1) * std::mem::size_of::<T>();
+        let ptr = self.map(buf, opencl3::memory::CL_MAP_WRITE_INVALIDATE_REGION, bytes)?;
+        f(ptr as usize, bytes);
+        // SAFETY: `ptr` is the live mapping of `buf` made just above.
+        unsafe { self.unmap(buf, ptr) }
+    }
+
+    /// Maps the first `bytes` of `buf` (blocking) with `flags`; returns the host address.
+    pub(crate) fn map<T>(&self, buf: &Buffer<T>, flags: u64, bytes: usize) -> Result<cl_mem> {
+        let mut ptr: cl_mem = std::ptr::null_mut();
+        // SAFETY: a blocking map of a range inside the buffer (the callers' sizes).
+        unsafe {
+            self.queue
+                .enqueue_map_buffer(buf, CL_BLOCKING, flags, 0, bytes, &mut ptr, &[])
+        }
+        .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0))?;
+        Ok(ptr)
+    }
+
+    /// Unmaps `ptr` from `buf`.
+    ///
+    /// # Safety
+    /// `ptr` is a live mapping of `buf` made by [`map`](Self::map), not used after this.
+    pub(super) unsafe fn unmap<T>(&self, buf: &Buffer<T>, ptr: cl_mem) -> Result<()> {
+        // SAFETY: as the caller vouches.
+        unsafe { self.queue.enqueue_unmap_mem_object(buf.get(), ptr, &[]) }
+            .map(|_| ())
+            .map_err(|e| Error::cl("clEnqueueUnmapMemObject", e.0))
+    }
+
+    /// Blocking write of `data` at element `offset`. Large writes to a GPU go through the
+    /// pinned staging slots (see [`write_staged`](Self::write_staged)).
+    pub(crate) fn write<T: bytemuck::Pod>(
+        &self,
+        buf: &mut Buffer<T>,
+        offset: usize,
+        data: &[T],
+    ) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let at = offset * std::mem::size_of::<T>();
+        if let Some(slot) = self.staged_slot(std::mem::size_of_val(data)) {
+            return self.write_staged(buf.get(), at, bytemuck::cast_slice(data), slot);
+        }
+        // SAFETY: blocking, so `data` outlives the transfer; the range is inside the buffer.
+        unsafe {
+            self.queue
+                .enqueue_write_buffer(buf, CL_BLOCKING, at, data, &[])
+        }
+        .map(|_| ())
+        .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0))
+    }
+
+    /// The slot size a transfer of `bytes` is staged through, if it is: where staging is on,
+    /// from `STAGING_MIN_BYTES` (or one slot, if smaller).
+    pub(crate) fn staged_slot(&self, bytes: usize) -> Option<usize> {
+        self.staging_slot
+            .filter(|&s| bytes >= STAGING_MIN_BYTES.min(s))
+    }
+
+    /// The staging slots, made (and mapped) on first use.
+    pub(crate) fn staging_slots(
+        &self,
+        slot: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Vec<StagingSlot>>> {
+        let mut slots = lock(&self.staging);
+        while slots.len() < 2 {
+            // SAFETY: no host pointer; the driver allocates pinned host memory.
+            let buf = unsafe {
+                self.create_buffer::<u8>(
+                    opencl3::memory::CL_MEM_READ_WRITE | opencl3::memory::CL_MEM_ALLOC_HOST_PTR,
+                    slot,
+                    std::ptr::null_mut(),
+                    "a staging slot",
+                )?
+            };
+            // Mapped for the engine's life (unmapped in its `drop`).
+            let flags = opencl3::memory::CL_MAP_READ | opencl3::memory::CL_MAP_WRITE;
+            let ptr = self.map(&buf, flags, slot)?;
+            slots.push(StagingSlot {
+                buf,
+                ptr: ptr as *mut u8,
+                len: slot,
+            });
+        }
+        Ok(slots)
+    }
+
+    /// Writes `src` at byte `at` of `dst` in chunks of one slot: the host copies chunk k into
+    /// slot k % 2 (in parallel) while the driver moves chunk k - 1 from the other slot.
+    pub(crate) fn write_staged(
+        &self,
+        dst: cl_mem,
+        at: usize,
+        src: &[u8],
+        slot: usize,
+    ) -> Result<()> {
+        let slots = self.staging_slots(slot)?;
+        let mut pending: [Option<Event>; 2] = [None, None];
+        // Waited for on every way out: a slot is not reused, nor `src` given back, early.
+        let mut drain = self.queue_drain();
+        drain.armed = true;
+        for (k, chunk) in src.chunks(slot).enumerate() {
+            let s = &slots[k % 2];
+            if let Some(e) = pending[k % 2].take() {
+                e.wait().map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+            }
+            // SAFETY: the slot holds `s.len` >= chunk.len() bytes, and no transfer uses it now.
+            let host = unsafe { std::slice::from_raw_parts_mut(s.ptr, chunk.len()) };
+            parallel_copy(chunk, host);
+            // SAFETY: `host` stays mapped and untouched until the event has completed (waited
+            // for before the slot is reused, and by `drain`); the range is inside `dst`.
+            let event = unsafe {
+                cl3::command_queue::enqueue_write_buffer(
+                    self.queue.get(),
+                    dst,
+                    0,
+                    at + k * slot,
+                    chunk.len(),
+                    host.as_ptr() as *const std::ffi::c_void,
+                    0,
+                    std::ptr::null(),
+                )
+            }
+            .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))?;
+            pending[k % 2] = Some(Event::new(event));
+        }
+        for e in pending.into_iter().flatten() {
+            e.wait().map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+        }
+        drain.armed = false;
+        drop(slots);
+        Ok(())
+    }
+
+    /// Reads `out.len()` bytes from byte `at` of `src` in chunks of one slot: the driver moves
+    /// chunk k + 1 into one slot while the host copies chunk k out of the other (in parallel).
+    pub(crate) fn read_staged(
+        &self,
+        src: cl_mem,
+        at: usize,
+        out: &mut [u8],
+        slot: usize,
+    ) -> Result<()> {
+        let slots = self.staging_slots(slot)?;
+        let mut drain = self.queue_drain();
+        drain.armed = true;
+        let total = out.len();
+        let chunks = total.div_ceil(slot);
+        let len_of = |k: usize| slot.min(total - k * slot);
+        let enqueue = |k: usize| -> Result<Event> {
+            let s = &slots[k % 2];
+            debug_assert!(len_of(k) <= s.len);
+            // SAFETY: the slot is mapped and holds at least len_of(k) bytes; nothing else uses
+            // it until this read has been waited for; the range is inside `src`.
+            let event = unsafe {
+                cl3::command_queue::enqueue_read_buffer(
+                    self.queue.get(),
+                    src,
+                    0,
+                    at + k * slot,
+                    len_of(k),
+                    s.ptr as *mut std::ffi::c_void,
+                    0,
+                    std::ptr::null(),
+                )
+            }
+            .map_err(|e| Error::cl("clEnqueueReadBuffer", e))?;
+            Ok(Event::new(event))
+        };
+        let mut next = Some(enqueue(0)?);
+        for k in 0..chunks {
+            let current = next.take();
+            if k + 1 < chunks {
+                // The other slot was emptied by the copy of chunk k - 1, just done.
+                next = Some(enqueue(k + 1)?);
+            }
+            if let Some(e) = current {
+                e.wait().map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+            }
+            // SAFETY: the read into this slot has completed; the next one goes to the other.
+            let host = unsafe { std::slice::from_raw_parts(slots[k % 2].ptr, len_of(k)) };
+            parallel_copy(host, &mut out[k * slot..k * slot + len_of(k)]);
+        }
+        drain.armed = false;
+        drop(slots);
+        Ok(())
+    }
+
+    /// Copies the first `count` elements of `src` into `dst` on the device, and waits for it.
+    pub(crate) fn copy<T>(&self, src: &Buffer<T>, dst: &mut Buffer<T>, count: usize) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges lie inside their buffers (the caller's `count`); the copy is waited
+        // for before the buffers can go.
+        let event = unsafe {
+            self.queue
+                .enqueue_copy_buffer(src, dst, 0, 0, count * std::mem::size_of::<T>(), &[])
+        }
+        .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0))?;
+        self.finish(&[event])
+    }
+
+    /// Blocking read into `out` from element `offset`. Large reads from a GPU go through the
+    /// pinned staging slots (see [`read_staged`](Self::read_staged)).
+    pub(crate) fn read<T: bytemuck::Pod>(
+        &self,
+        buf: &Buffer<T>,
+        offset: usize,
+        out: &mut [T],
+    ) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let at = offset * std::mem::size_of::<T>();
+        if let Some(slot) = self.staged_slot(std::mem::size_of_val(out)) {
+            return self.read_staged(buf.get(), at, bytemuck::cast_slice_mut(out), slot);
+        }
+        // SAFETY: blocking, so `out` outlives the transfer; the range is inside the buffer.
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(buf, CL_BLOCKING, at, out, &[])
+        }
+        .map(|_| ())
+        .map_err(|e| Error::cl("clEnqueueReadBuffer", e.0))
+    }
+
+    /// Fills `count` elements of `buf` with `value` (asynchronous, in queue order).
+    pub(crate) fn fill<T: Copy>(
+        &self,
+        buf: &mut Buffer<T>,
+        value: T,
+        count: usize,
+    ) -> Result<Event> {
+        // SAFETY: the range is inside the buffer; the pattern is copied at enqueue.
+        unsafe {
+            self.queue.enqueue_fill_buffer(
+                buf,
+                &[value],
+                0,
+                count.max(1) * std::mem::size_of::<T>(),
+                &[],
+            )
+        }
+        .map_err(|e| Error::cl("clEnqueueFillBuffer", e.0))
+    }
+}

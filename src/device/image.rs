@@ -1,0 +1,144 @@
+//! What operations take: host pixels or an image held by an engine.
+
+use crate::image::ImageView;
+use image::RgbaImage;
+
+/// Anything an operation accepts as its image: a host image, a view, or a [`DeviceImage`].
+///
+/// You rarely name this type: every operation takes `impl Into<ImageInput>`, so you pass
+/// `&RgbaImage`, `ImageView`, `&ImageView` or `&DeviceImage` directly.
+///
+/// ```
+/// use clpix::{Engine, ImageView};
+/// let engine = Engine::cpu();
+/// let img = image::RgbaImage::from_pixel(4, 4, image::Rgba([9, 9, 9, 255]));
+/// let a = engine.brightest(&img)?;
+/// let b = engine.brightest(ImageView::from(&img))?;
+/// let dev = engine.upload(&img)?;
+/// let c = engine.brightest(&dev)?;
+/// assert!(a == b && b == c);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub enum ImageInput<'a> {
+    /// Pixels in host memory.
+    Host(ImageView<'a>),
+    /// Pixels already uploaded with [`Engine::upload`](crate::Engine::upload).
+    Device(&'a DeviceImage),
+}
+
+impl ImageInput<'_> {
+    /// Width in pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(3, 2);
+    /// assert_eq!(clpix::ImageInput::from(&img).width(), 3);
+    /// ```
+    pub fn width(&self) -> u32 {
+        match self {
+            ImageInput::Host(v) => v.width(),
+            ImageInput::Device(d) => d.width(),
+        }
+    }
+
+    /// Height in pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(3, 2);
+    /// assert_eq!(clpix::ImageInput::from(&img).height(), 2);
+    /// ```
+    pub fn height(&self) -> u32 {
+        match self {
+            ImageInput::Host(v) => v.height(),
+            ImageInput::Device(d) => d.height(),
+        }
+    }
+
+    /// Number of pixels.
+    ///
+    /// ```
+    /// let img = image::RgbaImage::new(3, 2);
+    /// assert_eq!(clpix::ImageInput::from(&img).pixel_count(), 6);
+    /// ```
+    pub fn pixel_count(&self) -> u64 {
+        self.width() as u64 * self.height() as u64
+    }
+}
+
+impl<'a> From<&'a RgbaImage> for ImageInput<'a> {
+    fn from(img: &'a RgbaImage) -> Self {
+        ImageInput::Host(img.into())
+    }
+}
+impl<'a> From<ImageView<'a>> for ImageInput<'a> {
+    fn from(v: ImageView<'a>) -> Self {
+        ImageInput::Host(v)
+    }
+}
+impl<'a> From<&ImageView<'a>> for ImageInput<'a> {
+    fn from(v: &ImageView<'a>) -> Self {
+        ImageInput::Host(*v)
+    }
+}
+impl<'a> From<&'a DeviceImage> for ImageInput<'a> {
+    fn from(d: &'a DeviceImage) -> Self {
+        ImageInput::Device(d)
+    }
+}
+
+/// An image held by an [`Engine`](crate::Engine): in device memory on an OpenCL engine, in host
+/// memory on the CPU engine. Several operations can run on it without copying it again.
+///
+/// Made by [`Engine::upload`](crate::Engine::upload); read back with
+/// [`Engine::download`](crate::Engine::download). It belongs to the engine that made it.
+///
+/// ```
+/// use clpix::Engine;
+/// let engine = Engine::new()?;
+/// let img = image::RgbaImage::from_pixel(8, 8, image::Rgba([1, 2, 3, 4]));
+/// let dev = engine.upload(&img)?;
+/// assert_eq!((dev.width(), dev.height()), (8, 8));
+/// assert_eq!(engine.download(&dev)?, img);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct DeviceImage {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) storage: Storage,
+}
+
+#[derive(Debug)]
+pub(crate) enum Storage {
+    /// Packed RGBA8 bytes in host memory (CPU engine).
+    Host(Vec<u8>),
+    /// Packed pixels in OpenCL buffers, one per part (images above the allocation cap are split
+    /// into parts of whole rows).
+    OpenCl(crate::device::DeviceParts),
+}
+
+impl DeviceImage {
+    /// Width in pixels.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::cpu();
+    /// let dev = engine.upload(&image::RgbaImage::new(3, 2))?;
+    /// assert_eq!(dev.width(), 3);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::cpu();
+    /// let dev = engine.upload(&image::RgbaImage::new(3, 2))?;
+    /// assert_eq!(dev.height(), 2);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+}

@@ -1,0 +1,135 @@
+//! A device image's buffers on an OpenCL engine, their upload and download, and the walk over
+//! an input's parts that every OpenCL operation makes.
+
+use crate::cl::{ClEngine, PartRange};
+use crate::device::{DeviceImage, ImageInput, Storage};
+use crate::error::{Error, Result};
+use crate::image::ImageView;
+use opencl3::memory::Buffer;
+use std::fmt;
+use std::sync::Arc;
+
+/// Host pixels of any device image, whoever holds it.
+pub(crate) fn host_copy(dev: &DeviceImage) -> Result<image::RgbaImage> {
+    let bytes = match &dev.storage {
+        Storage::Host(b) => b.clone(),
+        Storage::OpenCl(parts) => parts.owner.download(parts, dev.width, dev.height)?,
+    };
+    image::RgbaImage::from_raw(dev.width, dev.height, bytes).ok_or(Error::ImageTooLarge {
+        width: dev.width as u64,
+        height: dev.height as u64,
+        reason: "device image size does not match its pixels",
+    })
+}
+
+/// One buffer of whole rows of a device image.
+pub(crate) struct Part {
+    pub buffer: Buffer<u32>,
+    pub range: PartRange,
+}
+
+/// The buffers of a device image and the engine that owns them.
+pub(crate) struct DeviceParts {
+    pub owner: Arc<ClEngine>,
+    pub parts: Vec<Part>,
+}
+
+impl fmt::Debug for DeviceParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "DeviceParts({} part(s) on {})",
+            self.parts.len(),
+            self.owner.info.name
+        )
+    }
+}
+impl ClEngine {
+    /// Uploads a host view into device parts.
+    pub(crate) fn upload(self: &Arc<Self>, view: &ImageView<'_>) -> Result<DeviceParts> {
+        let mut parts = Vec::new();
+        for range in self.part_ranges(view.width(), view.height()) {
+            let mut buffer = self.buffer::<u32>(range.pixels(), "an image part")?;
+            self.write_range(&mut buffer, view, range)?;
+            parts.push(Part { buffer, range });
+        }
+        Ok(DeviceParts {
+            owner: self.clone(),
+            parts,
+        })
+    }
+
+    /// Reads device parts back into packed RGBA8 bytes.
+    pub(crate) fn download(&self, d: &DeviceParts, width: u32, height: u32) -> Result<Vec<u8>> {
+        let parts: Vec<_> = d
+            .parts
+            .iter()
+            .map(|p| {
+                (
+                    &p.buffer,
+                    p.range.first_pixel(width) as usize,
+                    p.range.pixels(),
+                )
+            })
+            .collect();
+        d.owner.read_rgba8(&parts, width as usize * height as usize)
+    }
+    /// Runs `f(buffer, range)` over the image in parts that fit one buffer each, in scan order.
+    ///
+    /// A host image is uploaded part by part into one reused buffer; a device image of this
+    /// engine is used in place; any other device image is downloaded first.
+    pub(crate) fn for_each_part(
+        self: &Arc<Self>,
+        input: ImageInput<'_>,
+        mut f: impl FnMut(&Buffer<u32>, PartRange) -> Result<()>,
+    ) -> Result<()> {
+        let staged;
+        let view = match input {
+            ImageInput::Device(dev) => match &dev.storage {
+                Storage::OpenCl(parts) if Arc::ptr_eq(&parts.owner, self) => {
+                    for p in &parts.parts {
+                        f(&p.buffer, p.range)?;
+                    }
+                    return Ok(());
+                }
+                _ => {
+                    staged = host_copy(dev)?;
+                    ImageView::from(&staged)
+                }
+            },
+            ImageInput::Host(v) => v,
+        };
+        let ranges = self.part_ranges(view.width(), view.height());
+        // Packed, 4-aligned pixels are read where they are.
+        let words = view
+            .packed_bytes()
+            .and_then(|b| bytemuck::try_cast_slice::<u8, u32>(b).ok());
+        if let Some(words) = words.filter(|_| self.uses_host_memory()) {
+            // Dropped before this returns: no kernel reads the caller's pixels after that.
+            let mut drain = self.queue_drain();
+            drain.armed = true;
+            for r in ranges {
+                let start = r.first_pixel(view.width()) as usize;
+                // SAFETY: the pixels are borrowed for this call, and `drain` waits for every
+                // kernel before it returns.
+                let buffer = unsafe {
+                    self.buffer_over_host_read_only(
+                        &words[start..start + r.pixels()],
+                        "an image part",
+                    )?
+                };
+                f(&buffer, r)?;
+            }
+            return Ok(());
+        }
+        let Some(largest) = ranges.iter().map(|r| r.pixels()).max() else {
+            return Ok(());
+        };
+        let mut buffer = self.buffer::<u32>(largest, "an image part")?;
+        for r in ranges {
+            self.write_range(&mut buffer, &view, r)?;
+            f(&buffer, r)?;
+        }
+        Ok(())
+    }
+}

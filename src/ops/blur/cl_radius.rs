@@ -1,0 +1,378 @@
+//! The OpenCL launchers of the GPU blur kernels built per radius: the fused kernel, the band
+//! kernel and the radius-built two passes.
+
+use super::*;
+
+/// Runs the blur of `src` (one buffer of `width × height` pixels) into `dst`: on GPUs two
+/// passes through an intermediate buffer of `D` (4 a pixel); on CPU devices the fused ring
+/// kernel when the halo is small against each group's rows, else the same two passes.
+/// `px_bytes` is the size of one pixel in a local-memory tile.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn cl_passes<S, D>(
+    cl: &Arc<ClEngine>,
+    kind: &'static str,
+    src: &opencl3::memory::Buffer<S>,
+    dst: &opencl3::memory::Buffer<S>,
+    weights: Arg,
+    width: u32,
+    height: u32,
+    blur: &GaussianBlur,
+    px_bytes: usize,
+) -> Result<()> {
+    let (hk, hk_direct, vk, ring_k) = match kind {
+        "u8" => (BLUR_H_U8, BLUR_H_U8_DIRECT, BLUR_V_U8, BLUR_RING_U8),
+        _ => (BLUR_H_F32, BLUR_H_F32_DIRECT, BLUR_V_F32, BLUR_RING_F32),
+    };
+    let w = blur.radius;
+    let code = blur.border.code();
+    let n = width as usize * height as usize;
+    let mut events = Vec::new();
+    if cl.grid.contiguous {
+        let groups = (height as usize).clamp(1, cl.grid.max_groups);
+        let rows = (height as usize).div_ceil(groups);
+        let taps = 2 * w as usize + 1;
+        // One column strip of at most 1024 pixels a ring row, rounded up to a multiple of 64
+        // values and 32 more (STRIP, RING_PAD in blur.cl).
+        let ring_elems = groups * taps * ((4 * (width as usize).min(1024)).div_ceil(64) * 64 + 32);
+        let ring_bytes = ring_elems as u64 * std::mem::size_of::<D>() as u64;
+        if 2 * (w as usize) <= rows && ring_bytes <= cl.max_buffer_bytes {
+            let ring = large_buffer::<D>(cl, ring_elems, "the blur's row rings")?;
+            let args = pass_args(
+                Arg::buf(src),
+                (width, height),
+                weights,
+                (w, code),
+                Arg::buf(&ring),
+                &[Arg::buf(dst)],
+            );
+            events.push(cl.launch(ring_k, &args, groups, 1)?);
+            return cl.finish(&events);
+        }
+        let tmp = large_buffer::<D>(cl, 4 * n, "the blur's intermediate image")?;
+        let hargs = pass_args(
+            Arg::buf(src),
+            (width, height),
+            weights,
+            (w, code),
+            Arg::buf(&tmp),
+            &[],
+        );
+        events.push(cl.launch(hk, &hargs, groups, 1)?);
+        let vargs = pass_args(
+            Arg::buf(&tmp),
+            (width, height),
+            weights,
+            (w, code),
+            Arg::buf(dst),
+            &[],
+        );
+        events.push(cl.launch(vk, &vargs, groups, 1)?);
+        return cl.finish(&events);
+    }
+    let settings = match kind {
+        "u8" => GpuSettings::from_env()?,
+        _ => GpuSettings::default(),
+    };
+    let choice = match kind {
+        "u8" => match gpu_kernel(w, &settings) {
+            // Where both radius-built passes run on tensor cores they beat the band kernel.
+            GpuBlur::Band
+                if settings.kernel.is_none()
+                    && w >= TENSOR_DEFAULT_RADIUS
+                    && tensor_passes(cl, radius_variant(w, &settings), &settings)?.both() =>
+            {
+                GpuBlur::RadiusPasses
+            }
+            // Beyond the CUDA-core passes, the tensor-core passes where they run.
+            GpuBlur::TwoPass
+                if settings.kernel.is_none()
+                    && (RADIUS_PASSES_MAX + 1..=TENSOR_MAX_RADIUS).contains(&w)
+                    && tensor_passes(cl, radius_variant(w, &settings), &settings)?.both() =>
+            {
+                GpuBlur::RadiusPasses
+            }
+            choice => choice,
+        },
+        _ => GpuBlur::TwoPass,
+    };
+    if choice == GpuBlur::FusedRegisters
+        && gpu_fused_u8(cl, (src, dst, weights), (width, height), blur, &settings)?
+    {
+        return Ok(());
+    }
+    if choice == GpuBlur::Band
+        && gpu_band_u8(cl, (src, dst, weights), (width, height), blur, &settings)?
+    {
+        return Ok(());
+    }
+    // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)
+    // about 1 ms, more than the w = 2 kernels themselves. The kernels see it as `D`s.
+    let words = (4 * n * std::mem::size_of::<D>()).div_ceil(4);
+    let (count, tmp) = cl.take_scratch(GPU_INTERMEDIATE, words)?;
+    let result = (|| {
+        if matches!(choice, GpuBlur::RadiusPasses | GpuBlur::Band)
+            && gpu_radius_passes_u8(
+                cl,
+                (src, &tmp, dst, weights),
+                (width, height),
+                blur,
+                &settings,
+            )?
+        {
+            return Ok(());
+        }
+        gpu_two_pass(
+            cl,
+            (hk, hk_direct, vk),
+            src,
+            &tmp,
+            dst,
+            weights,
+            (width, height),
+            blur,
+            px_bytes,
+        )
+    })();
+    cl.give_scratch(GPU_INTERMEDIATE, count, tmp);
+    result
+}
+
+/// The RGBA8 two passes built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`], or
+/// [`TENSOR_MAX_RADIUS`] where both run on the tensor cores) from `src`
+/// through `tmp` (u16 intermediate, 8 bytes a pixel) into `dst`. `Ok(false)` when this device
+/// cannot build them, its local memory cannot hold the horizontal tile or the image is too
+/// large for their 32-bit counts (rows of 2^29 pixels, 2^31 rows): the caller runs the generic
+/// passes, which give the same bits.
+pub(super) fn gpu_radius_passes_u8<S>(
+    cl: &Arc<ClEngine>,
+    (src, tmp, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<u32>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+    settings: &GpuSettings,
+) -> Result<bool> {
+    let (w, code) = (blur.radius, blur.border.code());
+    if !counts_fit_i32(width, height, w) {
+        return Ok(false);
+    }
+    let (channels, pixels) = radius_pass_shape(w, settings);
+    let plain = radius_variant(w, settings);
+    let tensor = tensor_passes(cl, plain, settings)?;
+    if w > RADIUS_PASSES_MAX && !tensor.both() {
+        return Ok(false); // beyond 32 the variant holds the tensor-core passes only
+    }
+    let variant = plain | u32::from(tensor.horizontal || tensor.vertical) << TENSOR_BIT;
+    let forced = settings.kernel.is_some();
+    let (hkernel, rest, hgroups) = if tensor.horizontal {
+        // Groups of 4 warps of 8 rows; strips of whole blocks of 16 pixels.
+        let yg = (height as usize).div_ceil(TENSOR_GROUP_ROWS);
+        let strip = tensor_strip(yg, width, cl.info.compute_units, tensor_blocks(w).0);
+        let xs = (width as usize).div_ceil(strip);
+        let rest = vec![Arg::U32(xs as u32), Arg::U32(strip as u32)];
+        (BLUR_HM_U8, rest, xs * yg)
+    } else {
+        // The tile: TILE_ITEMS × pixels + 2w float4s, one of padding every 8 (HPAD in
+        // blur.cl).
+        let span = TILE_ITEMS * pixels as usize + 2 * w as usize;
+        let local_bytes = (span + span / 8 + 1) * 16;
+        if local_bytes as u64 + 1024 > cl.info.local_mem_bytes {
+            return Ok(false);
+        }
+        let tiles = (width as usize).div_ceil(TILE_ITEMS * pixels as usize);
+        let rest = vec![Arg::U32(tiles as u32), Arg::Local(local_bytes)];
+        (BLUR_HS_U8, rest, tiles * height as usize)
+    };
+    let hargs = pass_args(
+        Arg::buf(src),
+        (width, height),
+        weights,
+        (w, code),
+        Arg::buf(tmp),
+        &rest,
+    );
+    let (vkernel, xg, strip) = if tensor.vertical {
+        // Groups of 4 warps, 8 pixels a warp; strips of whole blocks of 16 rows.
+        let xg = (width as usize).div_ceil(TENSOR_GROUP_PIXELS);
+        (
+            BLUR_VM_U8,
+            xg,
+            tensor_strip(xg, height, cl.info.compute_units, tensor_blocks(w).1),
+        )
+    } else {
+        let lanes = width as usize * (4 / channels as usize);
+        let xg = lanes.div_ceil(TILE_ITEMS);
+        let strip = radius_strip(w, xg, height, cl.info.compute_units);
+        (BLUR_VS_U8, xg, strip)
+    };
+    let yg = (height as usize).div_ceil(strip);
+    let vargs = pass_args(
+        Arg::buf(tmp),
+        (width, height),
+        weights,
+        (w, code),
+        Arg::buf(dst),
+        &[Arg::U32(xg as u32), Arg::U32(strip as u32)],
+    );
+    let launched = cl
+        .launch_variant(hkernel, variant, &hargs, hgroups * TILE_ITEMS, TILE_ITEMS)
+        .and_then(|h| {
+            let v =
+                cl.launch_variant(vkernel, variant, &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?;
+            Ok(vec![h, v])
+        });
+    finish_per_radius(cl, launched, ("the radius-built blur passes", forced), w)
+}
+
+/// Whether the per-radius passes' 32-bit counts hold this image: channels of a row with a tile
+/// beyond it, rows with the halo and a step of rows beyond them.
+pub(super) fn counts_fit_i32(width: u32, height: u32, w: u32) -> bool {
+    4 * width as u64 + 1024 <= i32::MAX as u64
+        && height as u64 + 2 * w as u64 + 64 <= i32::MAX as u64
+}
+
+/// The fused band kernel built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`]) from `src`
+/// into `dst`. `Ok(false)` when this device cannot build it, its local memory cannot hold the
+/// tile and the ring even with 4 rows a step, or the image is too large for its 32-bit counts:
+/// the caller runs the radius passes or the generic ones, which give the same bits.
+pub(super) fn gpu_band_u8<S>(
+    cl: &Arc<ClEngine>,
+    (src, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+    settings: &GpuSettings,
+) -> Result<bool> {
+    let w = blur.radius;
+    if !counts_fit_i32(width, height, w) {
+        return Ok(false);
+    }
+    let mut shape = band_shape(w, settings);
+    while shape.local_bytes(w) as u64 + 1024 > cl.info.local_mem_bytes {
+        if shape.rows == 4 {
+            return Ok(false);
+        }
+        shape.rows /= 2;
+    }
+    let xg = (width as usize).div_ceil(shape.columns());
+    let strip = strip_rows(
+        w,
+        shape.rows,
+        shape.strip,
+        xg,
+        height,
+        cl.info.compute_units,
+    );
+    launch_strips(
+        cl,
+        (src, dst, weights),
+        (width, height),
+        blur,
+        (BLUR_BAND_U8, shape.variant(w), shape.threads),
+        (xg, strip),
+        &[],
+        ("the blur band kernel", settings.kernel.is_some()),
+    )
+}
+
+/// Runs a per-radius kernel that walks strips of output rows: `xg` groups of `threads`
+/// work-items across the image, `strip` output rows a group. Its arguments are those every blur
+/// kernel begins with, then `xg`, `strip` and `rest`. `Ok(false)` when it does not build (see
+/// [`finish_per_radius`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn launch_strips<S>(
+    cl: &Arc<ClEngine>,
+    (src, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+    (kernel, variant, threads): (Kernel, u32, usize),
+    (xg, strip): (usize, usize),
+    rest: &[Arg],
+    (what, forced): (&str, bool),
+) -> Result<bool> {
+    let yg = (height as usize).div_ceil(strip);
+    let args = pass_args(
+        Arg::buf(src),
+        (width, height),
+        weights,
+        (blur.radius, blur.border.code()),
+        Arg::buf(dst),
+        &[&[Arg::U32(xg as u32), Arg::U32(strip as u32)], rest].concat(),
+    );
+    let launched = cl.launch_variant(kernel, variant, &args, xg * yg * threads, threads);
+    finish_per_radius(cl, launched.map(|e| vec![e]), (what, forced), blur.radius)
+}
+
+/// Waits for the per-radius kernels `launched` (`what`): `Ok(false)` when they did not build on
+/// this device (said as a `log` warning), for the caller to run the generic passes instead,
+/// unless they were `forced` by `CLPIX_BLUR_GPU` (to measure or test them): then their build
+/// error, so that a measurement or a test never runs another kernel unnoticed.
+pub(super) fn finish_per_radius(
+    cl: &ClEngine,
+    launched: Result<Vec<opencl3::event::Event>>,
+    (what, forced): (&str, bool),
+    w: u32,
+) -> Result<bool> {
+    match launched {
+        Ok(events) => cl.finish(&events).map(|()| true),
+        Err(e @ Error::KernelBuild { .. }) if !forced => {
+            log::warn!(
+                "{what} (w = {w}) did not build on {}; the generic passes instead: {e}",
+                cl.info.name
+            );
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The radius-built vertical pass's strip: about 256 input rows in runs of `2w + 5` (VRING
+/// in blur.cl: the `2w + 1` rows of a window and 4 loaded ahead).
+pub(super) fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
+    strip_rows(w, 2 * w as usize + 5, 256, xg, height, compute_units)
+}
+
+/// The fused RGBA8 kernel built for radius `blur.radius` (1 to [`REGISTER_MAX_RADIUS`]) from
+/// `src` into `dst`. `Ok(false)` when this device's compiler cannot build it (its unrolled
+/// code and registers): the caller runs the two passes, which give the same bits.
+pub(super) fn gpu_fused_u8<S>(
+    cl: &Arc<ClEngine>,
+    (src, dst, weights): (
+        &opencl3::memory::Buffer<S>,
+        &opencl3::memory::Buffer<S>,
+        Arg,
+    ),
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+    settings: &GpuSettings,
+) -> Result<bool> {
+    let w = blur.radius;
+    let per_item = register_columns(w, settings);
+    let cols = FUSED_COLUMNS * per_item;
+    let xg = (width as usize).div_ceil(cols);
+    let strip = register_strip(w, xg, height, cl.info.compute_units);
+    launch_strips(
+        cl,
+        (src, dst, weights),
+        (width, height),
+        blur,
+        (
+            BLUR_FUSED_REG_U8,
+            w | (per_item as u32) << 16,
+            FUSED_COLUMNS,
+        ),
+        (xg, strip),
+        &[Arg::Local(2 * (cols + 2 * w as usize) * 4)],
+        ("the fused blur kernel", settings.kernel.is_some()),
+    )
+}

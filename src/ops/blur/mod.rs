@@ -1,0 +1,621 @@
+//! Separable Gaussian blur of RGBA8 and RGBA f32 images, any radius, four border modes.
+//!
+//! # Specification
+//! - Parameters: radius `w ≥ 0`, sigma `s > 0` (default `s = w / 2`; `w = 0` is a copy), border.
+//! - Normalised weights: for `i` in `-w..=w`, `g_i = exp(-0.5 (i / s)²)` in f64, `n_i = g_i / Σg`.
+//!   They are computed once, on the host, and both paths use the same arrays.
+//! - Horizontal pass first, then vertical; the four channels are blurred alike.
+//! - **RGBA8, fixed point**: integer weights `q_i`, each within 1 of `n_i · 65536`, summing to
+//!   exactly 65536 and symmetric (`q_-i = q_i`): every weight is floored, then the remainder is
+//!   handed out in pairs by largest fractional part (ties to the smaller `|i|`), an odd unit
+//!   going to the centre. Horizontal: `h = Σ q_i p(x+i, y)` (u32), kept as
+//!   `t = (h + 128) >> 8` (u16); vertical: `v = Σ q_i t(x, y+i)` (u32) and the output is
+//!   `(v + 2²³) >> 24`. A constant image stays constant (Clamp, Reflect, Wrap); the result is
+//!   within 1 of the exactly rounded real-valued blur.
+//! - **RGBA f32**: `wt_i = n_i as f32`; each output is
+//!   `acc = 0.0; for i in -w..=w { acc = acc + wt[i + w] * src(pos + i) }` in exactly that
+//!   order, in f32, no fused multiply-add (`FP_CONTRACT OFF` in the kernels). Nothing is clamped.
+//!   NaN stays NaN (its sign and payload are the hardware's and are not specified); denormals
+//!   are kept, so a device that flushes them to zero would differ on such inputs.
+//! - Borders, for a coordinate `p` outside `0..n`: [`Border::Clamp`] (nearest edge, default),
+//!   [`Border::Reflect`] (`…, 2, 1 | 0, 1, …, n-1 | n-2, …`, repeated for any radius; `0` when
+//!   `n = 1`), [`Border::Wrap`] (`p mod n`), [`Border::Zero`] (0 in all four channels).
+//! - Any radius up to [`MAX_RADIUS`], also larger than the image; an image without pixels gives
+//!   an image without pixels. Sigma ≤ 0, NaN or infinite is an error when the blur runs.
+//!
+//! # Method
+//! CPU (rayon): bands of rows in parallel; in each band, column strips one after the other, each
+//! with a ring of `2w + 1` horizontally filtered rows (as OpenCV does) so that the intermediate
+//! never leaves the cache: strips as wide as a 512 KiB ring allows (whole rows at small radii),
+//! ring rows padded so that they are never a power of two bytes apart (8 KiB apart, they had
+//! shared cache sets and made w = 25 1.7× slower). The row loops work on blocks of 64 channel values
+//! (AVX-512/AVX2 through `multiversion!`) and use the symmetry of the integer weights to halve
+//! the multiplies (exact in integers); interior strips are read in place, edge strips through a
+//! padded copy of the row. When `2w` is large against the band height, the whole intermediate
+//! is computed once instead. Large results are allocated with transparent huge pages on Linux.
+//!
+//! OpenCL (`blur.cl`), GPUs: two passes with the intermediate (u16 `t`, or f32) in a device
+//! buffer. The horizontal pass runs row tiles of 128 work-items × 4 pixels that load the tile
+//! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
+//! when the tile does not fit the device's local memory a variant reads global memory
+//! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
+//! across the work-group); the intermediate buffer is pooled between calls. For RGBA8, kernels
+//! built per radius (`-D CLPIX_VARIANT`) replace these generic passes where they win:
+//! - up to w = 2 one fused kernel, its state in registers: a group of 64 work-items owns 64 or
+//!   128 columns and walks a strip of rows, storing each input row once into local memory (the
+//!   next row's loads in flight during this row's arithmetic), filtering its columns
+//!   horizontally and adding each filtered value into the accumulators of the `2w + 1` output
+//!   rows it belongs to, whose oldest is then written: 8 bytes of DRAM traffic a pixel instead
+//!   of 24. On an H100 (8192²) it took 0.43 / 0.72 / 0.98 ms at w = 2 / 4 / 6 against
+//!   0.86 / 1.04 / 1.25 ms for the generic passes; at w = 8 the accumulators crowd the
+//!   registers and it lost (1.57 / 1.46 ms).
+//! - from w = 3 to 20 the fused band kernel, also 8 bytes a pixel: a group owns a band of 32 to
+//!   256 columns and walks a strip of rows R at a time (R = 4 to 32). Each step stores its R
+//!   input rows (loaded during the previous step) into a local tile as f32, filters them
+//!   horizontally as the radius-built horizontal pass below does, into a local ring of the last
+//!   `2w + R` filtered rows, and then filters the ring vertically: each work-item reads 1 to 4
+//!   channels of one column of the ring once and writes the R output rows they complete. On an
+//!   H200 (8192², final kernel): 0.50 / 0.67 / 0.84 / 1.10 / 1.36 / 1.83 ms at
+//!   w = 4 / 6 / 8 / 12 / 16 / 20,
+//!   against 0.72 / 0.97 ms for the fused kernel at w = 4 / 6 and 1.27 / 1.58 / 1.97 / 2.25 ms
+//!   for the radius-built passes from w = 8; at w = 25 the radius-built passes win (2.66 ms
+//!   against 2.85 ms for the band kernel's best shape then).
+//! - from w = 21 to 32 two passes: the horizontal one keeps its tile as f32 (each pixel
+//!   converted once) and filters 4 or 8 neighbouring pixels a work-item from a sliding window
+//!   in registers with f32 multiply-adds, exact because every product and sum is an integer
+//!   below 2^24; the vertical one keeps a ring of the last `2w + 1` rows (and 4 loaded ahead)
+//!   of 1 to 4 channels of a column in registers and multiplies once a pair of rows (the
+//!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
+//!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
+//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 6 to 64 the radius-built passes
+//!   run on the tensor cores instead (from w = 33 in place of the generic passes; their
+//!   programs beyond w = 32 hold these passes only, so both run there or neither) (`blur_hm_u8`, `blur_vm_u8`): integer matrix products
+//!   (`mma.sync` on 8-bit integers, inline PTX) of a band of the weights with 32 pixels or
+//!   rows, exact because every 16-bit weight and intermediate value is split into its two
+//!   bytes and every partial sum stays below 2^22. The CUDA cores' arithmetic could not reach
+//!   the target: a probe of the taps alone (no loads) took 0.50 ms (horizontal, f32) + 0.55 ms
+//!   (vertical, integers) at w = 25 on an H200, above the 1.0 ms that 20× CuPy asks for. On an
+//!   H200 (8192², 2026-11-24, before the loads a block ahead): 0.70 ms from w = 3 to 16 and
+//!   0.89 ms at w = 20 to 25 (1.03 ms before the last chunk of an odd number of halves took
+//!   the k16 instruction), against 0.84 / 1.10 / 1.36 / 1.83 ms for the band kernel at
+//!   w = 8 / 12 / 16 / 20 and 2.64 ms for the other radius-built passes at w = 25; at w = 6
+//!   the band kernel still wins (0.66 ms).
+//!   Each pass loads its next half of 16 pixels or rows a block ahead: 0.649–0.650 ms at
+//!   w = 8 and 0.776–0.782 at w = 25 (0.702–0.706 and 0.887–0.891 without). Both passes in
+//!   one kernel, the intermediate rows in a local tile (8 bytes of DRAM traffic a pixel
+//!   instead of 24; branch `experiment/tensor-fused`), took 0.671–0.676 ms at w = 8 (slower
+//!   with its loads a step ahead, 0.698–0.704) and 1.14 ms at w = 20 and 25: the passes are
+//!   not bound by DRAM (at w = 8 each moved 12 bytes a pixel at 2.2–2.4 TB/s).
+//!   Three changes on 2026-11-24 took w = 8 from 0.65 to 0.52 ms (H200, 8192², both passes):
+//!   a block's window starts w rows (rounded up to 4) above it rather than a whole half, so up
+//!   to w = 8 it reads 2 halves (one k32 product) instead of 3 (0.589–0.595 ms; vertical
+//!   pass 0.31 → 0.26); neighbouring groups of the horizontal pass take neighbouring strips of
+//!   the same rows rather than the strip below (0.561–0.564; horizontal 0.316 → 0.285); and
+//!   strips by radius ([`tensor_blocks`]: 64 pixels for the horizontal pass up to w = 8, 0.516–
+//!   0.518). w = 25 went from 0.78 to 0.69 ms. Loading 2, 3 or 4 blocks ahead (0.678 / 0.678 /
+//!   0.696 against 0.654 ms then), 8-byte stores in the vertical pass, 16-byte aligned loads
+//!   in the horizontal one, register caps (`-cl-nv-maxrregcount=` 64 / 96 / 128: no change,
+//!   since driver 580 applies no cap, see `compact`; the passes use 62 and 72 registers at
+//!   w = 8) and the vertical pass walking its strips bottom first (to meet the horizontal
+//!   pass's last rows in L2) made no difference or lost.
+//!
+//! `CLPIX_BLUR_GPU=registers`, `band`, `radius` or `two-pass` forces one;
+//! `CLPIX_BLUR_COLUMNS=1|2` the columns a work-item of the fused kernel takes (2 up to w = 4 by
+//! default), `CLPIX_BLUR_BAND` the band kernel's shape, `CLPIX_BLUR_CHANNELS` and
+//! `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes, `CLPIX_BLUR_TENSOR=0|1|horizontal|
+//! vertical` which of them run on the tensor cores. A device that cannot build a
+//! per-radius kernel (or hold the band kernel's local arrays) runs the radius-built or generic
+//! passes, with the same bits; a kernel forced by `CLPIX_BLUR_GPU` that does not build is an
+//! error instead, and so is a value of these variables that is not one of theirs
+//! ([`Error::InvalidEnvironment`]), so that a measurement or a test never runs another kernel
+//! unnoticed.
+//! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
+//! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
+//! too large for the rows of a group.
+//!
+//! Images whose intermediate does not fit one device buffer (8 bytes a pixel for RGBA8, 16
+//! for f32; PoCL allows 1 GiB, [`EngineConfig::max_buffer_bytes`](crate::EngineConfig) caps
+//! it lower) are blurred in bands of output rows, with the same bits. For each band the host
+//! gathers the input rows the band needs — its rows and a halo of `w` rows above and below,
+//! each halo row mapped through the border ([`Border::map`]: the true neighbouring rows inside
+//! the image, reflected or wrapped rows at the real top and bottom for any radius, zero rows
+//! for [`Border::Zero`]) — into one contiguous staging window; the device filters the window
+//! horizontally and adds the vertical taps into the band's accumulator. When the window of
+//! `2w + 1` rows does not fit a buffer, the taps are taken in chunks, in tap order (exact for
+//! f32 too), each chunk with its own window. Every buffer of a band takes at most 16 bytes a
+//! pixel, so one row of the image must fit: else [`Error::TooLargeForDevice`] naming "one
+//! image row". Inputs held in several device parts are read back to the host for the
+//! gathering, and [`Engine::gaussian_blur_device`] uploads a banded result again in the parts
+//! that [`Engine::upload`] makes.
+
+use crate::cl::{Arg, ClEngine, Kernel, ProgramId};
+use crate::cpu::{advise_huge_pages, alloc_zeroed};
+use crate::device::{DeviceImage, ImageInput, Storage};
+use crate::engine::{Engine, HostPixels};
+use crate::error::{Error, Result};
+use crate::image::check_pixel_count;
+use image::{Rgba32FImage, RgbaImage};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The largest radius accepted: the weight arrays then take 2·2²⁰+1 entries.
+///
+/// ```
+/// let img = image::RgbaImage::new(2, 2);
+/// let big = clpix::GaussianBlur::new(clpix::MAX_RADIUS + 1);
+/// assert!(clpix::Engine::cpu().gaussian_blur(&img, &big).is_err());
+/// ```
+pub const MAX_RADIUS: u32 = 1 << 20;
+
+/// What a blur reads outside the image.
+///
+/// ```
+/// use clpix::{Border, GaussianBlur};
+/// let blur = GaussianBlur::new(3).border(Border::Wrap);
+/// assert_eq!(blur.border_mode(), Border::Wrap);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Border {
+    /// The nearest edge pixel (the default).
+    #[default]
+    Clamp,
+    /// Mirror without repeating the edge pixel, as often as needed (`0` for a 1-pixel side).
+    Reflect,
+    /// Coordinates modulo the size: the image tiles the plane.
+    Wrap,
+    /// Zero in all four channels.
+    Zero,
+}
+
+impl Border {
+    fn code(self) -> u32 {
+        match self {
+            Border::Clamp => 0,
+            Border::Reflect => 1,
+            Border::Wrap => 2,
+            Border::Zero => 3,
+        }
+    }
+
+    /// The source coordinate of `p` on a side of `n > 0` pixels (`None`: a zero pixel).
+    ///
+    /// ```
+    /// use clpix::Border;
+    /// assert_eq!(Border::Reflect.map(-2, 5), Some(2));
+    /// assert_eq!(Border::Reflect.map(6, 5), Some(2));
+    /// assert_eq!(Border::Wrap.map(-1, 5), Some(4));
+    /// assert_eq!(Border::Clamp.map(9, 5), Some(4));
+    /// assert_eq!(Border::Zero.map(5, 5), None);
+    /// assert_eq!(Border::Reflect.map(-7, 1), Some(0));
+    /// ```
+    pub fn map(self, p: i64, n: u64) -> Option<u64> {
+        let n = n as i64;
+        if n <= 0 {
+            return None;
+        }
+        if (0..n).contains(&p) {
+            return Some(p as u64);
+        }
+        Some(match self {
+            Border::Clamp => p.clamp(0, n - 1) as u64,
+            Border::Wrap => p.rem_euclid(n) as u64,
+            Border::Reflect => {
+                if n == 1 {
+                    0
+                } else {
+                    let period = 2 * (n - 1);
+                    let m = p.rem_euclid(period);
+                    (if m >= n { period - m } else { m }) as u64
+                }
+            }
+            Border::Zero => return None,
+        })
+    }
+}
+
+/// Parameters of a Gaussian blur: radius, sigma and border mode.
+///
+/// ```
+/// use clpix::{Border, Engine, GaussianBlur};
+/// let img = image::RgbaImage::from_fn(32, 16, |x, _| image::Rgba([(x * 8) as u8, 0, 0, 255]));
+/// let blur = GaussianBlur::new(4).sigma(1.5).border(Border::Reflect);
+/// let out = Engine::new()?.gaussian_blur(&img, &blur)?;
+/// assert_eq!(out.dimensions(), (32, 16));
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GaussianBlur {
+    radius: u32,
+    sigma: Option<f64>,
+    border: Border,
+}
+
+impl GaussianBlur {
+    /// A blur of `2 · radius + 1` taps, sigma `radius / 2`, border [`Border::Clamp`].
+    ///
+    /// ```
+    /// let b = clpix::GaussianBlur::new(6);
+    /// assert_eq!((b.radius(), b.sigma_value()), (6, 3.0));
+    /// ```
+    pub fn new(radius: u32) -> GaussianBlur {
+        GaussianBlur {
+            radius,
+            sigma: None,
+            border: Border::Clamp,
+        }
+    }
+
+    /// Sets sigma (checked when the blur runs: it must be finite and above 0).
+    ///
+    /// ```
+    /// let b = clpix::GaussianBlur::new(2).sigma(0.8);
+    /// assert_eq!(b.sigma_value(), 0.8);
+    /// ```
+    pub fn sigma(mut self, sigma: f64) -> GaussianBlur {
+        self.sigma = Some(sigma);
+        self
+    }
+
+    /// Sets the border mode.
+    ///
+    /// ```
+    /// let b = clpix::GaussianBlur::new(2).border(clpix::Border::Zero);
+    /// assert_eq!(b.border_mode(), clpix::Border::Zero);
+    /// ```
+    pub fn border(mut self, border: Border) -> GaussianBlur {
+        self.border = border;
+        self
+    }
+
+    /// The radius `w`.
+    ///
+    /// ```
+    /// assert_eq!(clpix::GaussianBlur::new(3).radius(), 3);
+    /// ```
+    pub fn radius(&self) -> u32 {
+        self.radius
+    }
+
+    /// Sigma: the one set, else `radius / 2`.
+    ///
+    /// ```
+    /// assert_eq!(clpix::GaussianBlur::new(5).sigma_value(), 2.5);
+    /// ```
+    pub fn sigma_value(&self) -> f64 {
+        self.sigma.unwrap_or(self.radius as f64 / 2.0)
+    }
+
+    /// The border mode.
+    ///
+    /// ```
+    /// assert_eq!(clpix::GaussianBlur::new(3).border_mode(), clpix::Border::Clamp);
+    /// ```
+    pub fn border_mode(&self) -> Border {
+        self.border
+    }
+
+    /// The normalised real weights `n_i`, `i = -w..=w` (index `i + w`).
+    ///
+    /// ```
+    /// let n = clpix::GaussianBlur::new(2).weights_f64()?;
+    /// assert_eq!(n.len(), 5);
+    /// assert!((n.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn weights_f64(&self) -> Result<Vec<f64>> {
+        self.check()?;
+        let w = self.radius as i64;
+        let s = self.sigma_value();
+        let g: Vec<f64> = (-w..=w)
+            .map(|i| {
+                let r = i as f64 / s;
+                (-0.5 * (r * r)).exp()
+            })
+            .collect();
+        let sum: f64 = g.iter().sum();
+        Ok(g.iter().map(|x| x / sum).collect())
+    }
+
+    /// The fixed-point weights `q_i` of the RGBA8 path: symmetric, each within 1 of
+    /// `n_i · 65536`, summing to exactly 65536.
+    ///
+    /// ```
+    /// let q = clpix::GaussianBlur::new(3).weights_fixed()?;
+    /// assert_eq!(q.iter().sum::<u32>(), 65536);
+    /// assert_eq!(q[0], q[6]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn weights_fixed(&self) -> Result<Vec<u32>> {
+        let n = self.weights_f64()?;
+        let w = self.radius as usize;
+        let f: Vec<f64> = n.iter().map(|x| x * 65536.0).collect();
+        let mut q: Vec<u32> = f.iter().map(|x| x.floor().max(0.0) as u32).collect();
+        let total: u64 = q.iter().map(|&x| x as u64).sum();
+        let mut rem = 65536i64 - total as i64;
+        if rem % 2 != 0 {
+            q[w] += 1;
+            rem -= 1;
+        }
+        // Pairs (w - d, w + d), by largest fractional part, ties to the smaller d.
+        let mut pairs: Vec<usize> = (1..=w).collect();
+        pairs.sort_by(|&a, &b| {
+            let fa = f[w + a] - f[w + a].floor();
+            let fb = f[w + b] - f[w + b].floor();
+            fb.total_cmp(&fa).then(a.cmp(&b))
+        });
+        for &d in &pairs {
+            if rem < 2 {
+                break;
+            }
+            q[w - d] += 1;
+            q[w + d] += 1;
+            rem -= 2;
+        }
+        // Cannot happen (Σ frac < 2w + 1); kept exact all the same.
+        if rem > 0 {
+            q[w] += rem as u32;
+        }
+        // Each side weight is at most the centre one and 2 q_d + q_0 <= 2^16, so below 2^15:
+        // the CPU path multiplies them as 16-bit values. Checked rather than assumed.
+        if q.iter().enumerate().any(|(i, &x)| i != w && x >= 0x8000) {
+            return Err(Error::invalid(
+                "sigma",
+                format!("{:?}", self.sigma),
+                "a sigma whose fixed-point side weights stay below 2^15",
+            ));
+        }
+        Ok(q)
+    }
+
+    /// The f32 weights `wt_i = n_i as f32` of the f32 path.
+    ///
+    /// ```
+    /// let wt = clpix::GaussianBlur::new(1).sigma(1.0).weights_f32()?;
+    /// assert_eq!(wt.len(), 3);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn weights_f32(&self) -> Result<Vec<f32>> {
+        Ok(self.weights_f64()?.iter().map(|&x| x as f32).collect())
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.radius > MAX_RADIUS {
+            return Err(Error::invalid(
+                "radius",
+                self.radius,
+                "at most clpix::MAX_RADIUS = 1048576",
+            ));
+        }
+        let s = self.sigma_value();
+        let valid = s.is_finite() && s > 0.0;
+        // A radius-0 blur with the default sigma (0) is a copy.
+        if !(valid || self.radius == 0 && self.sigma.is_none()) {
+            return Err(Error::invalid(
+                "sigma",
+                s,
+                "a finite number above 0 (default: radius / 2)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// Blurs an RGBA8 image (host image, view or device image) with `blur`; see the module
+    /// specification. Identical, bit for bit, on the CPU and on every OpenCL device.
+    ///
+    /// ```
+    /// use clpix::{Engine, GaussianBlur};
+    /// let img = image::RgbaImage::from_pixel(20, 10, image::Rgba([50, 100, 150, 255]));
+    /// let out = Engine::new()?.gaussian_blur(&img, &GaussianBlur::new(3))?;
+    /// assert_eq!(out, img); // a constant image stays constant
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn gaussian_blur<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        blur: &GaussianBlur,
+    ) -> Result<RgbaImage> {
+        let input = img.into();
+        check_pixel_count(input.width(), input.height())?;
+        blur.check()?;
+        self.dispatch(
+            "gaussian_blur",
+            || cpu_blur_u8(&HostPixels::of(input)?.view(), blur),
+            |cl| {
+                let (w, h) = (input.width(), input.height());
+                let n = w as usize * h as usize;
+                let bytes = match cl_blur_u8(cl, input, blur, true)? {
+                    ClOut::Empty => return Ok(RgbaImage::new(w, h)),
+                    ClOut::Host(bytes) => bytes,
+                    ClOut::Buffer(buf) => cl.read_rgba8(&[(&buf, 0, n)], n)?,
+                };
+                bytes_to_image(w, h, bytes)
+            },
+        )
+    }
+
+    /// Like [`gaussian_blur`](Self::gaussian_blur), leaving the result on the engine (device
+    /// memory on OpenCL) for the next operation.
+    ///
+    /// ```
+    /// use clpix::{Engine, GaussianBlur};
+    /// let engine = Engine::new()?;
+    /// let img = image::RgbaImage::from_fn(16, 16, |x, y| image::Rgba([(x * y) as u8, 0, 0, 255]));
+    /// let dev = engine.gaussian_blur_device(&img, &GaussianBlur::new(2))?;
+    /// assert_eq!(engine.download(&dev)?, engine.gaussian_blur(&img, &GaussianBlur::new(2))?);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn gaussian_blur_device<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        blur: &GaussianBlur,
+    ) -> Result<DeviceImage> {
+        let input = img.into();
+        check_pixel_count(input.width(), input.height())?;
+        blur.check()?;
+        let (width, height) = (input.width(), input.height());
+        self.dispatch(
+            "gaussian_blur",
+            || {
+                let out = cpu_blur_u8(&HostPixels::of(input)?.view(), blur)?;
+                Ok(DeviceImage {
+                    width,
+                    height,
+                    storage: Storage::Host(out.into_raw()),
+                })
+            },
+            |cl| {
+                let parts = match cl_blur_u8(cl, input, blur, false)? {
+                    ClOut::Empty => Vec::new(),
+                    // Blurred in bands: uploaded in the parts every operation expects.
+                    ClOut::Host(bytes) => {
+                        let img = bytes_to_image(width, height, bytes)?;
+                        cl.upload(&crate::ImageView::from(&img))?.parts
+                    }
+                    ClOut::Buffer(buffer) => vec![crate::device::Part {
+                        buffer,
+                        range: crate::cl::PartRange {
+                            first_row: 0,
+                            rows: height,
+                            x0: 0,
+                            cols: width,
+                        },
+                    }],
+                };
+                Ok(DeviceImage {
+                    width,
+                    height,
+                    storage: Storage::OpenCl(crate::device::DeviceParts {
+                        owner: cl.clone(),
+                        parts,
+                    }),
+                })
+            },
+        )
+    }
+
+    /// Blurs an RGBA f32 image (scientific data): f32 weights, a fixed summation order and no
+    /// fused multiply-add, so that every backend gives the same bits.
+    ///
+    /// ```
+    /// use clpix::{Engine, GaussianBlur};
+    /// let img = image::Rgba32FImage::from_pixel(9, 7, image::Rgba([0.25, 0.5, 1.0, 1.0]));
+    /// let out = Engine::new()?.gaussian_blur_f32(&img, &GaussianBlur::new(2))?;
+    /// assert_eq!(out.dimensions(), (9, 7));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn gaussian_blur_f32(
+        &self,
+        img: &Rgba32FImage,
+        blur: &GaussianBlur,
+    ) -> Result<Rgba32FImage> {
+        check_pixel_count(img.width(), img.height())?;
+        blur.check()?;
+        self.dispatch(
+            "gaussian_blur_f32",
+            || cpu_blur_f32(img, blur),
+            |cl| cl_blur_f32(cl, img, blur),
+        )
+    }
+}
+
+mod cl;
+pub(crate) mod kernels;
+use kernels::*;
+mod cl_radius;
+mod cpu;
+mod nv;
+mod plan;
+use cl::*;
+use cl_radius::*;
+use cpu::*;
+use nv::*;
+use plan::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn band_plans_fit_the_cap() {
+        // 4 KiB, 10 pixels a row: 25 rows of 16 bytes a pixel.
+        assert_eq!(
+            band_plan(4096, 10, 100, 5).unwrap(),
+            BandPlan { rows: 21, k: 5 }
+        );
+        assert_eq!(
+            band_plan(4096, 10, 100, 301).unwrap(),
+            BandPlan { rows: 14, k: 12 }
+        );
+        assert_eq!(
+            band_plan(4096, 10, 7, 5).unwrap(),
+            BandPlan { rows: 7, k: 5 }
+        );
+        assert_eq!(
+            band_plan(4096, 256, 9, 3).unwrap(),
+            BandPlan { rows: 1, k: 1 }
+        );
+        for width in 1..300u32 {
+            for taps in [1usize, 3, 9, 41, 301] {
+                match band_plan(4096, width, 50, taps) {
+                    Ok(p) => {
+                        assert!((p.rows + p.k - 1) as u64 * 16 * width as u64 <= 4096);
+                        assert!(p.rows >= 1 && p.k >= 1 && p.k <= taps);
+                    }
+                    Err(Error::TooLargeForDevice { what, .. }) => {
+                        assert!(width > 256 && what.contains("one image row"))
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
+    }
+
+    /// The band kernel's local arrays take what the host plans for them: the host halves the
+    /// rows a step, or falls back to other kernels, on that figure (with 1 KiB of margin), so
+    /// that a GPU never sees a kernel larger than its local memory.
+    #[test]
+    fn band_kernel_local_memory_is_as_planned() {
+        let shape = |threads, channels, pixels, rows| BandShape {
+            threads,
+            channels,
+            pixels,
+            rows,
+            strip: 256,
+        };
+        ClEngine::assert_local_bytes_as_planned(|_| {
+            [
+                (shape(128, 4, 8, 8), 8),
+                (shape(128, 2, 4, 8), 20),
+                (shape(256, 1, 4, 16), 3),
+                (shape(128, 2, 8, 32), 25),
+            ]
+            .into_iter()
+            .map(|(s, w)| {
+                let what = format!("{s:?} w {w}");
+                (what, BLUR_BAND_U8, s.variant(w), s.local_bytes(w) as u64)
+            })
+            .collect()
+        });
+    }
+
+    #[test]
+    fn fixed_weights_are_symmetric_exact_and_close() {
+        for w in 1..=200u32 {
+            for s in [w as f64 / 2.0, 0.3, 1.0, w as f64 * 3.0] {
+                let b = GaussianBlur::new(w).sigma(s);
+                let q = b.weights_fixed().unwrap();
+                let n = b.weights_f64().unwrap();
+                assert_eq!(q.iter().map(|&x| x as u64).sum::<u64>(), 65536);
+                for i in 0..q.len() {
+                    assert!(
+                        (q[i] as f64 - n[i] * 65536.0).abs() < 1.0,
+                        "w {w} s {s} i {i}"
+                    );
+                    assert_eq!(q[i], q[q.len() - 1 - i]);
+                }
+            }
+        }
+    }
+}

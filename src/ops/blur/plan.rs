@@ -1,0 +1,390 @@
+//! Kernel choice and shapes of the GPU blur: pure functions of the radius, the image, the
+//! device's sizes and the tuning.
+
+use super::*;
+
+/// Work-items of a GPU tile (fixed: PoCL and drivers specialise on it) and pixels per item.
+pub(super) const TILE_ITEMS: usize = 128;
+pub(super) const TILE_PX: usize = 4;
+/// Output rows per work-item of the GPU vertical pass.
+pub(super) const V_ROWS: usize = 8;
+
+/// Work-items of a group of the fused GPU kernel (FX in blur.cl).
+pub(super) const FUSED_COLUMNS: usize = 64;
+
+/// The largest radius of the register-specialised fused kernel (one program per radius).
+pub(super) const REGISTER_MAX_RADIUS: u32 = 16;
+
+/// The largest radius at which GPUs take the register kernel by default. Measured on an H100
+/// (8192², kernel time, register kernel / two passes): w = 2 0.422 / 0.861 ms, w = 4 0.725 /
+/// 1.038, w = 6 0.991 / 1.241, w = 8 1.574 / 1.458, w = 12 3.10 / 1.92 ms (the accumulators of
+/// 2w + 1 rows crowd the registers). On an H200 (final kernels) the band kernel took 0.362 /
+/// 0.417 / 0.471 / 0.549 ms at w = 1 / 2 / 3 / 4 against 0.281 / 0.404 / 0.545 / 0.723 ms for
+/// the register kernel.
+pub(super) const REGISTER_DEFAULT_RADIUS: u32 = 2;
+
+/// The largest radius at which GPUs take the band kernel by default. Measured on an H200
+/// (8192², kernel ms, band kernel / radius-built passes): w = 8 0.873 / 1.273, w = 12 1.226 /
+/// 1.575, w = 16 1.549 / 1.974, w = 20 1.828 / 2.251; w = 25 2.846 / 2.655 (its best shape,
+/// (128, 1, 4, 16), before the last 4–9% of the band kernel's gains). GPUs whose radius-built
+/// passes run on tensor cores take those from [`TENSOR_DEFAULT_RADIUS`] on: on an H200
+/// 0.521–0.522 / 0.516–0.518 / 0.584 / 0.631–0.632 / 0.689–0.692 ms at w = 6 / 8 / 12–16 / 20 /
+/// 25 (band kernel 0.664–0.667 / 0.840 ms at w = 6 / 8); forced at w = 2 / 3 / 4 they took
+/// 0.531 / 0.536 / 0.535 ms, against 0.402 (register kernel) / 0.456–0.461 / 0.500–0.502 ms.
+pub(super) const BAND_DEFAULT_RADIUS: u32 = 20;
+
+/// Output rows a group of a kernel that walks a strip of rows in unrolled runs of `run` input
+/// rows takes at radius `w`: about `target` input rows, a whole number of runs (so that no row
+/// is read in vain), while the grid of `xg` groups a strip still fills the device.
+pub(super) fn strip_rows(
+    w: u32,
+    run: usize,
+    target: usize,
+    xg: usize,
+    height: u32,
+    cus: u32,
+) -> usize {
+    let w = w as usize;
+    let want = 8 * cus.max(1) as usize;
+    let mut runs = (target + 2 * w).div_ceil(run).max(1);
+    loop {
+        let strip = (runs * run).saturating_sub(2 * w).max(1);
+        if runs == 1 || xg * (height as usize).div_ceil(strip) >= want {
+            return strip;
+        }
+        runs = runs.div_ceil(2);
+    }
+}
+
+/// The register kernel's strip: runs of `2w + 1` rows. Measured on an H100 (8192², w = 2 / 4 /
+/// 6, ms): about 64 input rows 0.425 / 0.758 / 1.045, 128 rows 0.444 / 0.724 / 0.995, 256 rows
+/// 0.441 / 0.762 / 0.978.
+pub(super) fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
+    let target = (32 * w as usize).max(64);
+    strip_rows(w, 2 * w as usize + 1, target, xg, height, compute_units)
+}
+
+/// The GPU RGBA8 blur's tuning variables, read at each call (a test or a measurement sets them
+/// between calls). A value that is not one of those listed is an
+/// [`Error::InvalidEnvironment`]: a misspelt variable must not measure or test the default
+/// kernels unnoticed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct GpuSettings {
+    /// `CLPIX_BLUR_GPU=registers|band|radius|two-pass`: the kernels forced (`auto`, the
+    /// default, is `None`). A forced kernel that does not build is an error, not a fallback.
+    pub(super) kernel: Option<GpuBlur>,
+    /// `CLPIX_BLUR_COLUMNS=1|2`: columns a work-item of the fused kernel takes.
+    pub(super) columns: Option<usize>,
+    /// `CLPIX_BLUR_BAND=T,C,P,R[,S]`: the band kernel's shape.
+    pub(super) band: Option<BandShape>,
+    /// `CLPIX_BLUR_CHANNELS=1|2|4`: channels a work-item of the radius-built vertical pass takes.
+    pub(super) channels: Option<u32>,
+    /// `CLPIX_BLUR_HPIXELS=4|8`: pixels a work-item of the radius-built horizontal pass filters.
+    pub(super) hpixels: Option<u32>,
+    /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
+    /// tensor cores (by default both, where they build).
+    pub(super) tensor: Option<TensorPasses>,
+}
+
+impl GpuSettings {
+    pub(super) fn from_env() -> Result<GpuSettings> {
+        let kernel = env_setting(
+            "CLPIX_BLUR_GPU",
+            "auto, registers, band, radius or two-pass",
+            |v| match v {
+                "auto" => Some(None),
+                "registers" => Some(Some(GpuBlur::FusedRegisters)),
+                "band" => Some(Some(GpuBlur::Band)),
+                "radius" => Some(Some(GpuBlur::RadiusPasses)),
+                "two-pass" => Some(Some(GpuBlur::TwoPass)),
+                _ => None,
+            },
+        )?
+        .flatten();
+        let columns = env_setting("CLPIX_BLUR_COLUMNS", "1 or 2", |v| match v {
+            "1" => Some(1),
+            "2" => Some(2),
+            _ => None,
+        })?;
+        let band = env_setting(
+            "CLPIX_BLUR_BAND",
+            "T,C,P,R[,S]: T work-items (128 or 256), C channels (1, 2 or 4) with T × C / 4 a \
+             multiple of P, P pixels (4 or 8), R rows (4, 8, 16 or 32), S rows a strip",
+            BandShape::parse,
+        )?;
+        let channels = env_setting("CLPIX_BLUR_CHANNELS", "1, 2 or 4", |v| match v {
+            "1" => Some(1),
+            "2" => Some(2),
+            "4" => Some(4),
+            _ => None,
+        })?;
+        let hpixels = env_setting("CLPIX_BLUR_HPIXELS", "4 or 8", |v| match v {
+            "4" => Some(4),
+            "8" => Some(8),
+            _ => None,
+        })?;
+        let tensor = env_setting("CLPIX_BLUR_TENSOR", "0, 1, horizontal or vertical", |v| {
+            let (horizontal, vertical) = match v {
+                "0" => (false, false),
+                "1" => (true, true),
+                "horizontal" => (true, false),
+                "vertical" => (false, true),
+                _ => return None,
+            };
+            Some(TensorPasses {
+                horizontal,
+                vertical,
+            })
+        })?;
+        Ok(GpuSettings {
+            kernel,
+            columns,
+            band,
+            channels,
+            hpixels,
+            tensor,
+        })
+    }
+}
+
+/// The tuning variable `var` parsed by `parse`: `None` when it is unset or blank, an
+/// [`Error::InvalidEnvironment`] saying `expected` when `parse` refuses it.
+pub(super) fn env_setting<T>(
+    var: &'static str,
+    expected: &'static str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    match std::env::var(var) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => Err(Error::InvalidEnvironment {
+            var,
+            value: v.to_string_lossy().into_owned(),
+            expected,
+        }),
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => match parse(v.trim()) {
+            Some(t) => Ok(Some(t)),
+            None => Err(Error::InvalidEnvironment {
+                var,
+                value: v,
+                expected,
+            }),
+        },
+    }
+}
+
+/// Columns a work-item of the register kernel filters at radius `w` (its accumulators and
+/// unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to measure (4 lost on
+/// an H100: 0.455 against 0.426 ms at w = 2).
+pub(super) fn register_columns(w: u32, settings: &GpuSettings) -> usize {
+    match settings.columns {
+        Some(c) => c,
+        None if w <= 4 => 2,
+        None => 1,
+    }
+}
+
+/// The largest radius of the radius-specialised two passes (one program per radius).
+pub(super) const RADIUS_PASSES_MAX: u32 = 32;
+
+/// The RGBA8 blur kernels of a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GpuBlur {
+    /// One kernel, built per radius, the output rows in flight in registers.
+    FusedRegisters,
+    /// One kernel, built per radius, in column bands: the filtered rows in a local ring.
+    Band,
+    /// The two passes built per radius: f32 horizontal pass, ring of rows in registers.
+    RadiusPasses,
+    /// Horizontal pass into an intermediate image, then the vertical pass, any radius.
+    TwoPass,
+}
+
+/// Which RGBA8 kernels a GPU runs at radius `w`: the register kernel up to
+/// [`REGISTER_DEFAULT_RADIUS`], the band kernel up to [`BAND_DEFAULT_RADIUS`], the radius-built
+/// passes up to [`RADIUS_PASSES_MAX`], the generic passes beyond (`cl_passes` takes the
+/// tensor-core passes instead where they run). `CLPIX_BLUR_GPU=registers` (up to
+/// [`REGISTER_MAX_RADIUS`]), `band` (up to [`RADIUS_PASSES_MAX`]), `radius` (up to
+/// [`RADIUS_PASSES_MAX`], or [`TENSOR_MAX_RADIUS`] where the tensor-core passes run) or
+/// `two-pass` forces a choice, to measure them.
+pub(super) fn gpu_kernel(w: u32, settings: &GpuSettings) -> GpuBlur {
+    let (fused, band, radius) = match settings.kernel {
+        Some(GpuBlur::FusedRegisters) => (REGISTER_MAX_RADIUS, 0, 0),
+        Some(GpuBlur::Band) => (0, RADIUS_PASSES_MAX, 0),
+        // Beyond RADIUS_PASSES_MAX only where the tensor-core passes run (else the generic).
+        Some(GpuBlur::RadiusPasses) => (0, 0, TENSOR_MAX_RADIUS),
+        Some(GpuBlur::TwoPass) => (0, 0, 0),
+        None => (
+            REGISTER_DEFAULT_RADIUS,
+            BAND_DEFAULT_RADIUS,
+            RADIUS_PASSES_MAX,
+        ),
+    };
+    if (1..=fused).contains(&w) {
+        GpuBlur::FusedRegisters
+    } else if (1..=band).contains(&w) {
+        GpuBlur::Band
+    } else if (1..=radius).contains(&w) {
+        GpuBlur::RadiusPasses
+    } else {
+        GpuBlur::TwoPass
+    }
+}
+
+/// Channels a work-item of the radius-specialised vertical pass takes (its ring of `2w + 5`
+/// rows lives in registers) and pixels a work-item of its horizontal pass filters. Measured on
+/// an H200 (8192², kernel ms, vertical pass with 1 / 2 / 4 channels): w = 8 0.81 / 0.78 /
+/// 0.68, w = 16 1.22 / 1.34 / 1.46, w = 25 1.81 / 1.92 / 2.56; horizontal pass with 4 / 8
+/// pixels: w = 8 0.62 / 0.77, w = 25 0.92 / 0.86 (before the vertical pass's rows were
+/// counted in 32 bits, which took w = 8 / 16 to 0.66 / 1.19 ms). `CLPIX_BLUR_CHANNELS=1|2|4` and
+/// `CLPIX_BLUR_HPIXELS=4|8` override, to measure.
+pub(super) fn radius_pass_shape(w: u32, settings: &GpuSettings) -> (u32, u32) {
+    let channels = match settings.channels {
+        Some(c) => c,
+        None if w <= 8 => 4,
+        None => 1,
+    };
+    let pixels = match settings.hpixels {
+        Some(p) => p,
+        None if w <= 12 => 4,
+        None => 8,
+    };
+    (channels, pixels)
+}
+
+/// The band kernel's shape at radius `w`: work-items a group (128 or 256), channels a work-item
+/// of its vertical pass (1, 2 or 4), pixels a work-item of its horizontal pass (4 or 8), input
+/// rows a step (4, 8, 16 or 32; halved while the local arrays do not fit) and about how many
+/// input rows a strip takes. `CLPIX_BLUR_BAND=T,C,P,R[,S]` overrides, to measure. The defaults
+/// are the best shapes measured on an H200 (8192², kernel ms; shapes as they ran, after any
+/// halving of R), with the final kernel:
+/// - w = 4: (128, 4, 8, 8) 0.547; (128, 4, 4, 8) 0.582;
+/// - w = 6: (128, 4, 8, 8) 0.678; (128, 4, 4, 8) 0.707;
+/// - w = 8: (128, 4, 8, 8) 0.873; (128, 2, 8, 16) 0.882, (128, 2, 4, 8) 0.901;
+/// - w = 12: (128, 2, 4, 8) 1.226; (128, 2, 8, 8) 1.247, (128, 4, 8, 4) 1.529;
+/// - w = 16: (128, 2, 4, 8) 1.549; (128, 2, 8, 8) 1.699, (128, 4, 8, 4) 1.973;
+/// - w = 20: (128, 2, 4, 8) 1.828; (128, 2, 8, 8) 2.055.
+///
+/// With the kernel before its vertical pass took constant offsets into the ring (about 4% slower
+/// at w = 8, 9% at w = 20), also: w = 8 (128, 4, 8, 4) 1.023, (256, 2, 4, 8) 1.026, (128, 1, 4, 16)
+/// 0.990, and (128, 2, 4, 8) with strips of 128 / 256 / 512 / 1024 input rows 0.997 / 0.978 /
+/// 0.978 / 0.973; w = 16 (128, 1, 8, 16) 2.107; w = 20 (128, 1, 4, 16) 2.413; w = 25
+/// (128, 1, 4, 16) 2.846 and (128, 2, 4, 4) 3.30, against 2.655 for the radius-built passes.
+pub(super) fn band_shape(w: u32, settings: &GpuSettings) -> BandShape {
+    settings.band.unwrap_or(match w {
+        0..=8 => BandShape::new(128, 4, 8, 8, 256),
+        _ => BandShape::new(128, 2, 4, 8, 256),
+    })
+}
+
+/// The shape of the band kernel (see [`band_shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct BandShape {
+    pub(super) threads: usize,
+    pub(super) channels: usize,
+    pub(super) pixels: usize,
+    pub(super) rows: usize,
+    pub(super) strip: usize,
+}
+
+impl BandShape {
+    pub(super) fn new(
+        threads: usize,
+        channels: usize,
+        pixels: usize,
+        rows: usize,
+        strip: usize,
+    ) -> Self {
+        BandShape {
+            threads,
+            channels,
+            pixels,
+            rows,
+            strip,
+        }
+    }
+
+    /// `T,C,P,R[,S]` (`CLPIX_BLUR_BAND`), `None` unless the kernel can take that shape: T
+    /// work-items (128 or 256), C channels (1, 2 or 4), P pixels (4 or 8) with T × C / 4 a
+    /// multiple of P, R rows (4, 8, 16 or 32) and S rows a strip (256 when left out).
+    pub(super) fn parse(v: &str) -> Option<BandShape> {
+        let n = v
+            .split(',')
+            .map(|x| x.trim().parse::<usize>().ok())
+            .collect::<Option<Vec<usize>>>()?;
+        match n.as_slice() {
+            &[t, c, p, r, ref rest @ ..]
+                if [128, 256].contains(&t)
+                    && [1, 2, 4].contains(&c)
+                    && [4, 8].contains(&p)
+                    && [4, 8, 16, 32].contains(&r)
+                    && t * c / 4 % p == 0
+                    && rest.len() <= 1
+                    && rest.iter().all(|&s| s > 0) =>
+            {
+                Some(BandShape::new(
+                    t,
+                    c,
+                    p,
+                    r,
+                    rest.first().copied().unwrap_or(256),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Columns a group owns (BX in blur.cl).
+    pub(super) fn columns(&self) -> usize {
+        self.threads * self.channels / 4
+    }
+
+    /// Bytes of the kernel's local arrays at radius `w`: the tile of `rows` rows of float4s,
+    /// one of padding every 8 (BROW), and the ring of `2w + rows` rows of 4 u16s, one pixel of
+    /// padding every 8 (RROW).
+    pub(super) fn local_bytes(&self, w: u32) -> usize {
+        let span = self.columns() + 2 * w as usize;
+        let tile_row = span + (span - 1) / 8;
+        let ring_row = self.columns() + (self.columns() - 1) / 8;
+        self.rows * tile_row * 16 + (2 * w as usize + self.rows) * ring_row * 8
+    }
+
+    /// The `-D CLPIX_VARIANT` of this shape at radius `w`.
+    pub(super) fn variant(&self, w: u32) -> u32 {
+        w | ((self.rows / 4) as u32) << 8
+            | u32::from(self.threads == 128) << 12
+            | (self.channels as u32) << 20
+            | (self.pixels as u32) << 24
+    }
+}
+
+/// A blur kernel's arguments: the ones every blur kernel begins with (input, width, height,
+/// weights, w, border, output), then `rest`.
+pub(super) fn pass_args(
+    input: Arg,
+    (width, height): (u32, u32),
+    weights: Arg,
+    (w, code): (u32, u32),
+    output: Arg,
+    rest: &[Arg],
+) -> Vec<Arg> {
+    let mut args = vec![
+        input,
+        Arg::U32(width),
+        Arg::U32(height),
+        weights,
+        Arg::U32(w),
+        Arg::U32(code),
+        output,
+    ];
+    args.extend_from_slice(rest);
+    args
+}
+
+pub(super) fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
+    Error::TooLargeForDevice {
+        what,
+        needed,
+        limit,
+    }
+}

@@ -1,0 +1,47 @@
+//! The kernels of `compact.cl` that this operation launches, by name: typed, so that a
+//! misspelt name fails to compile, and checked against the source by a test (`crate::ops`).
+
+use crate::cl::{Kernel, ProgramId};
+
+pub(crate) const COMPACT_COUNT: Kernel = Kernel::new(ProgramId::Compact, "compact_count");
+pub(crate) const COMPACT_COUNT_WARPS: Kernel =
+    Kernel::new(ProgramId::Compact, "compact_count_warps");
+pub(crate) const COMPACT_HIST: Kernel = Kernel::new(ProgramId::Compact, "compact_hist");
+pub(crate) const COMPACT_LOOKBACK: Kernel = Kernel::new(ProgramId::Compact, "compact_lookback");
+pub(crate) const COMPACT_LOOKBACK_INDEXED: Kernel =
+    Kernel::new(ProgramId::Compact, "compact_lookback_indexed");
+pub(crate) const COMPACT_RELOCATE: Kernel = Kernel::new(ProgramId::Compact, "compact_relocate");
+pub(crate) const COMPACT_RELOCATE_HITS: Kernel =
+    Kernel::new(ProgramId::Compact, "compact_relocate_hits");
+pub(crate) const COMPACT_RELOCATE_WARPS: Kernel =
+    Kernel::new(ProgramId::Compact, "compact_relocate_warps");
+pub(crate) const COMPACT_SCATTER: Kernel = Kernel::new(ProgramId::Compact, "compact_scatter");
+pub(crate) const COMPACT_SCATTER_HITS: Kernel =
+    Kernel::new(ProgramId::Compact, "compact_scatter_hits");
+pub(crate) const RADIX_HIST: Kernel = Kernel::new(ProgramId::Compact, "radix_hist");
+pub(crate) const RADIX_SCATTER: Kernel = Kernel::new(ProgramId::Compact, "radix_scatter");
+pub(crate) const RADIX_SCATTER_INDEXED: Kernel =
+    Kernel::new(ProgramId::Compact, "radix_scatter_indexed");
+pub(crate) const RADIX_SINGLE: Kernel = Kernel::new(ProgramId::Compact, "radix_single");
+pub(crate) const RADIX_SINGLE_INDEXED: Kernel =
+    Kernel::new(ProgramId::Compact, "radix_single_indexed");
+
+/// Every kernel above.
+#[cfg(test)]
+pub(crate) const ALL: &[Kernel] = &[
+    COMPACT_COUNT,
+    COMPACT_COUNT_WARPS,
+    COMPACT_HIST,
+    COMPACT_LOOKBACK,
+    COMPACT_LOOKBACK_INDEXED,
+    COMPACT_RELOCATE,
+    COMPACT_RELOCATE_HITS,
+    COMPACT_RELOCATE_WARPS,
+    COMPACT_SCATTER,
+    COMPACT_SCATTER_HITS,
+    RADIX_HIST,
+    RADIX_SCATTER,
+    RADIX_SCATTER_INDEXED,
+    RADIX_SINGLE,
+    RADIX_SINGLE_INDEXED,
+];

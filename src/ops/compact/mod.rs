@@ -1,0 +1,457 @@
+//! Prefix sums and stream compaction: the pixels above a luminance threshold, packed in scan
+//! order or sorted by luminance, and the exclusive scan that packs them.
+//!
+//! # Specification
+//! - **compact**: the pixels with [luminance](crate::luminance) `L > threshold` (threshold
+//!   0..=1023; 1023 keeps none), packed in scan order (`y * width + x`). Each record is a
+//!   [`PixelHit`]: x, y, L, RGBA.
+//! - **compact, sorted**: the same records ordered by L descending; among equal L, scan order
+//!   (a stable sort).
+//! - **compacted image**: an image of the input's size whose first n pixels in scan order are
+//!   the n kept pixels (in the requested [`CompactOrder`]) and whose other pixels are
+//!   (0, 0, 0, 0).
+//! - **exclusive scan** of u32 values: `out[i] = in[0] + … + in[i-1]` with wrapping addition,
+//!   `out[0] = 0`; any length, 0 included.
+//! - A threshold above 1023 is an [`Error::InvalidParameter`]; an image without pixels gives
+//!   an empty result.
+//!
+//! # Method
+//! The seed's four steps. `L > t` is tested as `21 r + 72 g + 7 b >= ceil(25500 (t + 1) / 1023)`,
+//! which is exactly equivalent and needs no division.
+//! - **CPU (rayon)**: the image is cut into pieces; each piece counts its kept pixels (a
+//!   vectorised loop), a scan of the piece counts gives each piece its offset, and the pieces
+//!   write their pixels in parallel. The sort is a parallel stable counting sort: each piece
+//!   counts its kept pixels per luminance, the counts are scanned in the order (L descending,
+//!   piece), and each piece writes its pixels to their bins.
+//! - **OpenCL** (`compact.cl`): (1) each work-group counts the kept pixels of its contiguous
+//!   range; (2) exclusive scan of the group counts (on GPUs each group of the relocation adds up
+//!   the counts before its own instead, which saves a kernel); (3) each group relocates its kept
+//!   pixels in tiles, staged through local memory and written out coalesced. On NVIDIA GPUs (the
+//!   `compact` program variant 1, where it builds; `CLPIX_COMPACT_RELOCATE=group|warp` forces
+//!   one) each warp counts and relocates its own segment of the group's range, ranking with
+//!   warp ballots in inline PTX, with no work-group barrier, and the relocation sums the counts
+//!   of the groups before its own, so no scan kernel runs: on the H200, 0.207–0.217 ms for an
+//!   8192² compacted image against 0.229–0.231 for the portable kernels (CUB 0.172–0.177:
+//!   reading the image twice, count then relocate, keeps us short of it: the relocation alone
+//!   runs at the copy ceiling, 0.124 ms for its 512 MiB against 0.132 for `cudaMemcpy` of
+//!   256 MiB each way, and a count must read 256 MiB, 0.071 ms for CUB's `DeviceReduce::Sum`,
+//!   so two passes cannot beat 0.195 ms, 0.9× CUB). A relocation segment (warp kernels) or
+//!   group (portable ones) that keeps nothing writes nothing and returns (white spots on
+//!   black: 0.157–0.160 → 0.103 ms).
+//!   **Opt-in single pass** (`CLPIX_COMPACT_RELOCATE=lookback`, same program variant, needs
+//!   `cl_khr_int64_base_atomics`): work-group t ranks and stages the kept pixels of tile t,
+//!   publishes their count, finds its offset by a decoupled look-back over its predecessors'
+//!   words *with fallback* (a predecessor silent after 32 re-reads is counted by the group
+//!   itself, so no group ever waits on another and no forward progress is assumed), publishes
+//!   its inclusive prefix and writes. The image is read once: 0.142–0.148 ms on the H200,
+//!   1.18× CUB (`compact` with indices 0.216–0.221 against 0.264–0.266). Each word carries the
+//!   launch's epoch, so the words are never cleared. Not the default: issue 4 asks for a
+//!   reduce-then-scan by default. A GPU sorts in two stable LSD radix passes of 5 bits of the bin
+//!   `1023 - L` (pass 1 reads the image and keeps, pass 2 reads pass 1's output): per pass a digit
+//!   histogram per group, a scan of the `digits × groups` counts, and a scatter that ranks each
+//!   tile of 16 pixels per work-item in local memory (a counter per digit and work-item, two to a
+//!   word), stages the tile and its digits (each computed once) in digit order and writes runs of
+//!   equal digit coalesced (a one-pass counting sort over the 1024 bins, whose writes went one
+//!   pixel to a place, took 1.32 ms against 0.82 ms on the H200; the two passes now take 0.66 ms in
+//!   all; one ranked per warp with NVIDIA's warp intrinsics in inline PTX, staged and written in
+//!   runs, took 0.65–0.68 ms, no faster: branch `experiment/warp-sort`; the radix passes a segment
+//!   a warp, each pixel stored straight to its digit's place, took 1.12 ms:
+//!   `experiment/warp-radix`). A group whose kept pixels share one digit in a pass (all of a
+//!   constant image's; in pass 2 all where the kept luminances share their high 5 bits, as
+//!   above threshold 991) is not ranked: `radix_hist` marks it, `radix_scatter` leaves it to
+//!   `radix_single`, which copies it to its digit's place in scan order, and a group that keeps
+//!   nothing returns at once (H200, 8192²: constant image 1.105 → 0.517 ms, white spots on
+//!   black 0.31 → 0.18 ms; the random image pays 0.007–0.009 ms a pass for `radix_single`'s
+//!   launch: 0.654 → 0.666). Pass 2 reads its length, pass 1's count, on the device, so the
+//!   host enqueues both passes without waiting between them, and the digit counts are scanned
+//!   by one work-group in one kernel (H200, before `radix_single`: 0.651–0.655 ms of kernels,
+//!   0.683–0.689 from the first one's start to the last one's end, against 0.767–0.775 with
+//!   the host's read between the passes and three scan kernels a pass; CUB's select and radix
+//!   sort 0.750–0.752). The relocation and the scatter are each built twice, with and without
+//!   indices, so that the pixels-only copy (`compacted_image`) does no index work.
+//!   A GPU writes compact records (the u32 part-local index and the u32 pixel: 8 bytes a hit
+//!   over the bus); x, y and L are derived on the host. On CPU devices each work-item walks a
+//!   contiguous range instead (`CLPIX_CONTIGUOUS`), sorts by a stable counting sort over the
+//!   luminance bins, computes the bins of a block of pixels in one vectorised loop before
+//!   placing them, and writes whole `PixelHit`s straight into the result's memory
+//!   (`CL_MEM_USE_HOST_PTR`): on PoCL 3.1 the 16-byte copy of 8 million hits into fresh pages
+//!   had cost as much as the kernels.
+//! - **Tried and dropped** for the GPU compactions (issue 4's notes have the tables): the
+//!   count and the relocation in L2-sized chunks of the image, so that the relocation reads
+//!   from L2 (H100: 0.46 ms in 16 MiB chunks, 0.34 in 48 MiB ones, against 0.27 in one launch:
+//!   each launch's ramp and tail cost more than L2 saves); the radix scatter ranked with warp
+//!   ballots, a counter per digit and warp (H100, sorted compacted image: 0.711 against
+//!   0.700 ms); the digit counts by warp ballots, without atomics (H200, pass 1: 0.156 against
+//!   0.119 ms, on a constant image too); 8 pixels a work-item in the radix scatter (80
+//!   registers rather than 128, H200: 0.71 against 0.68 ms). NVIDIA's driver 580 accepts
+//!   `-cl-nv-maxrregcount=N` but applies no cap (ptxas reports the same registers) and
+//!   refuses `-cl-nv-maxrregcount N`: a register cap cannot be tried through OpenCL there.
+//! - **Scan** on OpenCL: reduce-then-scan (sum per group, scan of the group sums by one group,
+//!   rescan of each group's range from its offset); no single-pass look-back (OpenCL does not
+//!   promise forward progress between work-groups: issue 4 keeps the single pass opt-in, and
+//!   only for the compaction above).
+
+use crate::cl::{u32_arg, Kernel, ProgramId};
+use crate::cl::{Arg, ClEngine};
+use crate::cpu::{advise_huge_pages, alloc_zeroed, with_u32_blocks, PIECE};
+use crate::device::ImageInput;
+use crate::engine::{Engine, HostPixels};
+use crate::error::{Error, Result};
+use crate::image::{check_pixel_count, ImageView};
+use crate::ops::scan::kernels::SCAN_GROUPS;
+use crate::ops::scan::{cl_scan, groups_for, grow};
+use crate::spec::luma_u32;
+use crate::spec::PixelHit;
+use opencl3::event::Event;
+use opencl3::memory::Buffer;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The order of the pixels in [`Engine::compacted_image`].
+///
+/// ```
+/// use clpix::CompactOrder;
+/// assert_ne!(CompactOrder::ScanOrder, CompactOrder::LuminanceDescending);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompactOrder {
+    /// Scan order (`y * width + x`), as [`Engine::compact`].
+    ScanOrder,
+    /// Luminance descending, ties in scan order, as [`Engine::compact_sorted`].
+    LuminanceDescending,
+}
+fn check_threshold(threshold: u16) -> Result<()> {
+    if threshold > 1023 {
+        return Err(Error::invalid("threshold", threshold, "0..=1023"));
+    }
+    Ok(())
+}
+
+/// The smallest weighted sum `21 r + 72 g + 7 b` whose luminance is above `threshold`:
+/// `floor(1023 s / 25500) > t` exactly when `1023 s >= 25500 (t + 1)`. Above 25500 for 1023.
+fn wsum_min(threshold: u16) -> u32 {
+    (25500 * (threshold as u32 + 1)).div_ceil(1023)
+}
+
+#[inline(always)]
+fn wsum(p: u32) -> u32 {
+    21 * (p & 0xff) + 72 * ((p >> 8) & 0xff) + 7 * ((p >> 16) & 0xff)
+}
+
+impl Engine {
+    /// The pixels with luminance above `threshold`, packed in scan order.
+    ///
+    /// An error for a threshold above 1023; an empty vector for an image without pixels.
+    ///
+    /// ```
+    /// let mut img = image::RgbaImage::new(4, 3);
+    /// img.put_pixel(3, 0, image::Rgba([255, 255, 255, 255]));
+    /// img.put_pixel(1, 2, image::Rgba([0, 200, 0, 255]));
+    /// let hits = clpix::Engine::new()?.compact(&img, 100)?;
+    /// assert_eq!(hits.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), [(3, 0), (1, 2)]);
+    /// assert_eq!(hits[1].luminance, clpix::luminance(0, 200, 0));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn compact<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        threshold: u16,
+    ) -> Result<Vec<PixelHit>> {
+        self.compact_hits(img.into(), threshold, false)
+    }
+
+    /// The pixels with luminance above `threshold`, by luminance descending; pixels of equal
+    /// luminance stay in scan order (a stable sort).
+    ///
+    /// ```
+    /// let img = image::RgbaImage::from_fn(3, 1, |x, _| image::Rgba([0, [90, 250, 90][x as usize], 0, 255]));
+    /// let hits = clpix::Engine::new()?.compact_sorted(&img, 0)?;
+    /// assert_eq!(hits.iter().map(|h| h.x).collect::<Vec<_>>(), [1, 0, 2]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn compact_sorted<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        threshold: u16,
+    ) -> Result<Vec<PixelHit>> {
+        self.compact_hits(img.into(), threshold, true)
+    }
+
+    /// An image of the input's size whose first pixels (in scan order) are the pixels with
+    /// luminance above `threshold`, in `order`, and whose other pixels are (0, 0, 0, 0): the
+    /// seed's "mush of dots".
+    ///
+    /// ```
+    /// use clpix::CompactOrder;
+    /// let img = image::RgbaImage::from_fn(2, 2, |x, y| image::Rgba([0, (x * 100 + y * 50) as u8, 0, 255]));
+    /// let out = clpix::Engine::new()?.compacted_image(&img, 150, CompactOrder::LuminanceDescending)?;
+    /// assert_eq!(out.get_pixel(0, 0).0, [0, 150, 0, 255]);
+    /// assert_eq!(out.get_pixel(1, 0).0, [0, 100, 0, 255]);
+    /// assert_eq!(out.get_pixel(0, 1).0, [0, 0, 0, 0]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn compacted_image<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        threshold: u16,
+        order: CompactOrder,
+    ) -> Result<image::RgbaImage> {
+        let input = img.into();
+        check_threshold(threshold)?;
+        let n = check_pixel_count(input.width(), input.height())? as usize;
+        let sorted = order == CompactOrder::LuminanceDescending;
+        let bytes = if threshold == 1023 || n == 0 {
+            alloc_zeroed::<u8>(n * 4)
+        } else {
+            self.dispatch(
+                "compacted_image",
+                || {
+                    let host = HostPixels::of(input)?;
+                    Ok(cpu_compacted_bytes(&host.view(), threshold, sorted))
+                },
+                |cl| {
+                    let kept = cl_compact(cl, input, threshold, sorted, KeptAs::Pixels)?.px;
+                    let mut bytes = alloc_zeroed::<u8>(n * 4);
+                    let head = &mut bytes[..kept.len() * 4];
+                    match bytemuck::try_cast_slice_mut::<u8, u32>(head) {
+                        Ok(px) => px.copy_from_slice(&kept),
+                        Err(_) => head.copy_from_slice(bytemuck::cast_slice(&kept)),
+                    }
+                    Ok(bytes)
+                },
+            )?
+        };
+        image::RgbaImage::from_raw(input.width(), input.height(), bytes).ok_or(
+            Error::ImageTooLarge {
+                width: input.width() as u64,
+                height: input.height() as u64,
+                reason: "the image does not fit in memory",
+            },
+        )
+    }
+
+    fn compact_hits(
+        &self,
+        input: ImageInput<'_>,
+        threshold: u16,
+        sorted: bool,
+    ) -> Result<Vec<PixelHit>> {
+        check_threshold(threshold)?;
+        check_pixel_count(input.width(), input.height())?;
+        if threshold == 1023 || input.pixel_count() == 0 {
+            return Ok(Vec::new());
+        }
+        let name = if sorted { "compact_sorted" } else { "compact" };
+        let width = input.width();
+        self.dispatch(
+            name,
+            || {
+                let host = HostPixels::of(input)?;
+                Ok(cpu_compact(&host.view(), threshold, sorted, |x, y, p| {
+                    hit(x, y, p)
+                }))
+            },
+            |cl| {
+                if cl.grid.contiguous && words_fit(cl, input.pixel_count() as usize) {
+                    // A CPU device writes whole hits: the host only copies them.
+                    let r = cl_compact(cl, input, threshold, sorted, KeptAs::Hits)?;
+                    return Ok(hits_of(r.px));
+                }
+                let r = cl_compact(cl, input, threshold, sorted, KeptAs::Indexed)?;
+                let div = FastDiv::new(width);
+                let mut hits = big_vec(r.px.len());
+                let make = |(&i, &p): (&u32, &u32)| {
+                    let y = div.div(i);
+                    hit(i - y * width, y, p)
+                };
+                if cl.grid.contiguous {
+                    // A CPU device: its driver's threads hold the same cores (rayon here ran
+                    // several times slower than one thread on PoCL).
+                    hits.extend(r.idx.iter().zip(r.px.iter()).map(make));
+                } else {
+                    hits.par_extend(
+                        r.idx
+                            .par_iter()
+                            .zip(r.px.par_iter())
+                            .with_min_len(4096)
+                            .map(make),
+                    );
+                }
+                Ok(hits)
+            },
+        )
+    }
+}
+
+/// An empty vector with room for `n` elements, in huge pages where possible (see
+/// [`advise_huge_pages`](crate::cpu::advise_huge_pages)).
+fn big_vec<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    advise_huge_pages(
+        v.as_ptr() as usize,
+        n.saturating_mul(std::mem::size_of::<T>()),
+    );
+    v
+}
+
+/// Whether a buffer of 4 words per pixel of the largest part of an image of `pixels` fits the
+/// device (hits written whole by the kernel).
+fn words_fit(cl: &ClEngine, pixels: usize) -> bool {
+    let part = pixels.min((cl.max_buffer_bytes / 4) as usize);
+    (part as u64).saturating_mul(16) <= cl.info.max_alloc_bytes
+}
+
+/// Division of u32 indices by a fixed width, through a f64 reciprocal and an exact fix-up.
+#[derive(Clone, Copy)]
+struct FastDiv {
+    d: u64,
+    inv: f64,
+}
+
+impl FastDiv {
+    fn new(d: u32) -> FastDiv {
+        let d = d.max(1);
+        FastDiv {
+            d: d as u64,
+            inv: 1.0 / d as f64,
+        }
+    }
+    /// `i / d`: the estimate is within one of the quotient (relative error below 2^-50).
+    #[inline(always)]
+    fn div(self, i: u32) -> u32 {
+        let mut q = (i as f64 * self.inv) as u64;
+        let i = i as u64;
+        if q * self.d > i {
+            q -= 1;
+        } else if (q + 1) * self.d <= i {
+            q += 1;
+        }
+        q as u32
+    }
+}
+
+#[inline]
+fn hit(x: u32, y: u32, p: u32) -> PixelHit {
+    PixelHit {
+        x,
+        y,
+        luminance: luma_u32(p) as u16,
+        rgba: p.to_le_bytes(),
+    }
+}
+
+mod cl;
+pub(crate) mod kernels;
+use kernels::*;
+mod cpu;
+mod plan;
+use cl::*;
+use cpu::*;
+use plan::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cl::{radix_local_bytes, radix_per};
+
+    #[test]
+    fn wsum_min_is_exactly_the_threshold_test() {
+        for t in 0..=1023u16 {
+            let m = wsum_min(t);
+            for s in [m.saturating_sub(1), m, m + 1] {
+                if s <= 25500 {
+                    assert_eq!(s >= m, (1023 * s) / 25500 > t as u32, "t {t} s {s}");
+                }
+            }
+        }
+        assert!(wsum_min(1023) > 25500);
+    }
+
+    #[test]
+    fn fast_division_is_exact() {
+        for d in [
+            1u32,
+            2,
+            3,
+            7,
+            640,
+            4095,
+            4096,
+            65535,
+            1 << 20,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let f = FastDiv::new(d);
+            let mut s = 1u64;
+            for k in 0..20_000u64 {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let i = match k % 4 {
+                    0 => (s >> 32) as u32,
+                    1 => u32::MAX - (k as u32),
+                    2 => ((s >> 40) as u32)
+                        .wrapping_mul(d)
+                        .wrapping_sub(k as u32 % 2),
+                    _ => k as u32,
+                };
+                assert_eq!(f.div(i), i / d, "{i} / {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn hit_words_are_pixel_hits() {
+        // The layout CPU devices write (compact.cl, put_hit): x, y, L | rgba.lo << 16,
+        // rgba.hi.
+        let p = u32::from_le_bytes([1, 2, 3, 4]);
+        let words = vec![7, 9, 700 | (p << 16), p >> 16, 0, 1, 5, 0];
+        let hits = hits_of(words);
+        assert_eq!(
+            hits,
+            [
+                PixelHit {
+                    x: 7,
+                    y: 9,
+                    luminance: 700,
+                    rgba: [1, 2, 3, 4]
+                },
+                PixelHit {
+                    x: 0,
+                    y: 1,
+                    luminance: 5,
+                    rgba: [0, 0, 0, 0]
+                },
+            ]
+        );
+        assert!(hits_of(Vec::new()).is_empty());
+    }
+
+    /// The radix scatter's local memory on each device is what `radix_local_bytes` plans, on
+    /// which `radix_per` chooses the tile.
+    #[test]
+    fn radix_scatter_local_memory_is_as_planned() {
+        ClEngine::assert_local_bytes_as_planned(|cl| {
+            let per = radix_per(cl.grid.wg, cl.info.local_mem_bytes);
+            let planned = radix_local_bytes(cl.grid.wg, per) as u64;
+            vec![(
+                format!("the radix scatter, {per} pixels a work-item"),
+                RADIX_SCATTER,
+                0,
+                planned,
+            )]
+        });
+    }
+
+    #[test]
+    fn radix_tile_fits_local_memory() {
+        // ptxas reported 38,148 bytes of shared memory for the scatter at 16 and 256, 4 more
+        // than its arrays: within the 1 KiB margin.
+        assert_eq!(radix_per(256, 48 * 1024), 16);
+        assert_eq!(radix_per(256, 38_144 + 1024), 16);
+        assert_eq!(radix_per(256, 38_144 + 1023), 8);
+        assert_eq!(radix_per(256, 32 * 1024), 8);
+        assert_eq!(radix_per(128, 32 * 1024), 16);
+    }
+}

@@ -1,0 +1,95 @@
+//! Variant choice and tile sizes of the GPU compaction: pure functions of the device's sizes
+//! and the tuning.
+
+use super::*;
+
+/// `compact_relocate_warps` compact in scan order a segment a warp, ranked with NVIDIA's warp
+/// ballots (inline PTX), with no work-group barrier; `compact_lookback` ranks the same way in
+/// one pass.
+pub(super) const WARP_RELOCATION: u32 = 1;
+
+/// How a GPU compacts in scan order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Relocation {
+    /// `compact_count` then `compact_relocate`: a range a work-group (portable).
+    Group,
+    /// `compact_count_warps` then `compact_relocate_warps` ([`WARP_RELOCATION`]).
+    Warp,
+    /// `compact_lookback` ([`WARP_RELOCATION`]): one pass, a decoupled look-back with fallback.
+    LookBack,
+}
+
+/// Pixels a work-group of `compact_lookback` takes: rounds of 4 pixels a work-item,
+/// `LB_ROUNDS_PIXELS` (8) or `LB_ROUNDS_INDEXED` (4) in compact.cl.
+pub(super) fn lookback_tile(cl: &ClEngine, with_idx: bool) -> usize {
+    cl.grid.wg * 4 * if with_idx { 4 } else { 8 }
+}
+
+/// The largest part `compact_lookback` takes: its tiles' words hold counts in 30 bits.
+pub(super) const LOOKBACK_MAX_PIXELS: usize = (1 << 30) - 1;
+
+/// How a GPU compacts in scan order: on NVIDIA GPUs with work-groups of whole warps, where the
+/// program variant [`WARP_RELOCATION`] builds (compute capability 7.0 and later; elsewhere the
+/// portable kernels, with a warning), [`Relocation::Warp`]; elsewhere [`Relocation::Group`].
+/// `CLPIX_COMPACT_RELOCATE` = `group`, `warp` or `lookback` forces one, to measure or test it
+/// (`lookback`, the single pass, is opt-in only: issue 4 keeps a reduce-then-scan the default);
+/// a forced variant that does not build is an error, so that a measurement never runs the
+/// other kernels unnoticed.
+pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
+    if cl.grid.contiguous {
+        return Ok(Relocation::Group);
+    }
+    let forced = match std::env::var("CLPIX_COMPACT_RELOCATE") {
+        Err(_) => None,
+        Ok(v) => match v.as_str() {
+            "group" => return Ok(Relocation::Group),
+            "warp" => Some(Relocation::Warp),
+            "lookback" => Some(Relocation::LookBack),
+            _ => {
+                return Err(Error::InvalidEnvironment {
+                    var: "CLPIX_COMPACT_RELOCATE",
+                    value: v,
+                    expected: "group, warp or lookback",
+                })
+            }
+        },
+    };
+    let value = match forced {
+        Some(Relocation::LookBack) => "lookback",
+        _ => "warp",
+    };
+    // The kernels cut a work-group into warps of 32.
+    if cl.grid.wg % 32 != 0 {
+        return match forced {
+            Some(_) => Err(Error::InvalidEnvironment {
+                var: "CLPIX_COMPACT_RELOCATE",
+                value: value.into(),
+                expected: "group on this device, whose work-groups are not whole warps of 32",
+            }),
+            None => Ok(Relocation::Group),
+        };
+    }
+    let refused = Error::InvalidEnvironment {
+        var: "CLPIX_COMPACT_RELOCATE",
+        value: value.into(),
+        expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
+                   -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+    };
+    if forced == Some(Relocation::LookBack) && !cl.info.has_extension("cl_khr_int64_base_atomics") {
+        return Err(Error::InvalidEnvironment {
+            var: "CLPIX_COMPACT_RELOCATE",
+            value: value.into(),
+            expected: "group or warp on this device: the single pass needs \
+                       cl_khr_int64_base_atomics",
+        });
+    }
+    let builds = cl.nvidia_variant(
+        (ProgramId::Compact, WARP_RELOCATION),
+        "the warp relocation",
+        forced.is_some().then_some(refused),
+    )?;
+    Ok(match builds {
+        true => forced.unwrap_or(Relocation::Warp),
+        false => Relocation::Group,
+    })
+}
