@@ -5,14 +5,53 @@
 //!
 //! `--json` prints the parameters, the backend and the timing as one JSON object.
 
+use clap::{Parser, ValueEnum};
 use clpix::{Border, Engine, GaussianBlur};
 use std::time::Instant;
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
+/// Blurs an image file with a Gaussian blur.
+#[derive(Parser, Debug)]
+#[command(name = "blur", version)]
+struct Cli {
+    /// The image to blur (any format the `image` crate reads).
+    input: String,
+    /// Where to write the blurred image (its format from the extension).
+    output: String,
+    /// The kernel's radius: 2 × radius + 1 taps a direction.
+    #[arg(long, default_value_t = 5)]
+    radius: u32,
+    /// The Gaussian's standard deviation (default: radius / 2).
+    #[arg(long)]
+    sigma: Option<f64>,
+    /// What the kernel reads beyond the image's edges.
+    #[arg(long, value_enum, default_value_t = BorderArg::Clamp, ignore_case = true)]
+    border: BorderArg,
+    /// The backend (default: Engine::new()'s choice, which honours CLPIX_BACKEND).
+    #[arg(long, value_enum, ignore_case = true)]
+    backend: Option<BackendArg>,
+    /// Prints the parameters, the backend and the timing as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum BorderArg {
+    /// The nearest edge pixel
+    Clamp,
+    /// Mirrored, without repeating the edge pixel
+    Reflect,
+    /// Coordinates modulo the size: the image tiles the plane
+    Wrap,
+    /// Zero in all four channels
+    Zero,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum BackendArg {
+    /// The CPU (rayon)
+    Cpu,
+    /// The best OpenCL device (an error where none can be had)
+    Opencl,
 }
 
 fn json_str(s: &str) -> String {
@@ -37,45 +76,22 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let positional: Vec<&String> = {
-        let mut v = Vec::new();
-        let mut i = 1;
-        while i < args.len() {
-            if args[i].starts_with("--") {
-                i += if args[i] == "--json" { 1 } else { 2 };
-            } else {
-                v.push(&args[i]);
-                i += 1;
-            }
-        }
-        v
+    let cli = Cli::parse();
+    let (input, output) = (&cli.input, &cli.output);
+    let border = match cli.border {
+        BorderArg::Clamp => Border::Clamp,
+        BorderArg::Reflect => Border::Reflect,
+        BorderArg::Wrap => Border::Wrap,
+        BorderArg::Zero => Border::Zero,
     };
-    let (Some(input), Some(output)) = (positional.first(), positional.get(1)) else {
-        eprintln!(
-            "usage: blur <in> <out> [--radius N] [--sigma S] [--border clamp|reflect|wrap|zero] \
-             [--backend cpu|opencl] [--json]"
-        );
-        std::process::exit(2);
-    };
-    let radius: u32 = arg(&args, "--radius").map_or(Ok(5), |s| s.parse())?;
-    let border = match arg(&args, "--border").as_deref().unwrap_or("clamp") {
-        "clamp" => Border::Clamp,
-        "reflect" => Border::Reflect,
-        "wrap" => Border::Wrap,
-        "zero" => Border::Zero,
-        other => {
-            return Err(format!("unknown border {other:?}: clamp, reflect, wrap or zero").into())
-        }
-    };
-    let mut blur = GaussianBlur::new(radius).border(border);
-    if let Some(s) = arg(&args, "--sigma") {
-        blur = blur.sigma(s.parse()?);
+    let mut blur = GaussianBlur::new(cli.radius).border(border);
+    if let Some(s) = cli.sigma {
+        blur = blur.sigma(s);
     }
-    let engine = match arg(&args, "--backend").as_deref() {
-        Some("cpu") => Engine::cpu(),
-        Some("opencl") => Engine::opencl()?,
-        _ => Engine::new()?,
+    let engine = match cli.backend {
+        Some(BackendArg::Cpu) => Engine::cpu(),
+        Some(BackendArg::Opencl) => Engine::opencl()?,
+        None => Engine::new()?,
     };
     let img = image::open(input.as_str())?.into_rgba8();
     let start = Instant::now();
@@ -83,7 +99,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let secs = start.elapsed().as_secs_f64();
     out.save(output.as_str())?;
     let (w, h) = img.dimensions();
-    if args.iter().any(|a| a == "--json") {
+    if cli.json {
         println!(
             "{{\"input\":{},\"output\":{},\"width\":{w},\"height\":{h},\"radius\":{},\"sigma\":{},\
              \"border\":\"{:?}\",\"backend\":{},\"seconds\":{secs:.6},\"mpix_per_s\":{:.1},\

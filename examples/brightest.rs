@@ -2,15 +2,23 @@
 //!
 //! `cargo run --release --example brightest -- <image> [--json]`
 
+use clap::Parser;
 use clpix::Engine;
 
+/// The brightest and darkest pixels and the luminance statistics of an image.
+#[derive(Parser, Debug)]
+#[command(name = "brightest", version)]
+struct Cli {
+    /// The image (any format the `image` crate reads).
+    image: String,
+    /// Prints the results as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let json = args.iter().any(|a| a == "--json");
-    let Some(path) = args.iter().find(|a| !a.starts_with("--")) else {
-        eprintln!("usage: brightest <image> [--json]");
-        std::process::exit(2);
-    };
+    let cli = Cli::parse();
+    let (path, json) = (&cli.image, cli.json);
     let img = image::open(path)?.to_rgba8();
     let engine = Engine::new()?;
     let b = engine.brightest(&img)?;

@@ -7,15 +7,30 @@
 //! Text output: how many pixels were kept and the first ten. `--json`: every kept pixel as
 //! `{"x":..,"y":..,"luminance":..,"rgba":[..]}` in one JSON object.
 
+use clap::Parser;
 use clpix::{CompactOrder, Engine};
 use std::fmt::Write as _;
 use std::time::Instant;
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
+/// Stream compaction of an image: the pixels brighter than a threshold, in scan order or sorted
+/// by luminance; prints how many were kept and the first ten (or all of them with --json).
+#[derive(Parser, Debug)]
+#[command(name = "compaction", version)]
+struct Cli {
+    /// The image (any format the `image` crate reads).
+    image: String,
+    /// Keeps the pixels whose luminance (0..=1023) is above this.
+    #[arg(long, default_value_t = 512)]
+    threshold: u16,
+    /// Sorts the kept pixels by luminance, brightest first (default: scan order).
+    #[arg(long)]
+    sorted: bool,
+    /// Prints every kept pixel as {"x":..,"y":..,"luminance":..,"rgba":[..]} in one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Also writes the compacted image (the kept pixels packed at the start) here.
+    #[arg(long, value_name = "PATH")]
+    out: Option<String>,
 }
 
 fn json_escape(s: &str) -> String {
@@ -34,16 +49,8 @@ fn json_escape(s: &str) -> String {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(path) = args.first().filter(|a| !a.starts_with("--")) else {
-        eprintln!(
-            "usage: compaction <image> [--threshold N (0..=1023, default 512)] [--sorted] [--json] [--out compacted.png]"
-        );
-        std::process::exit(2);
-    };
-    let threshold: u16 = arg(&args, "--threshold").map_or(Ok(512), |s| s.parse())?;
-    let sorted = args.iter().any(|a| a == "--sorted");
-    let json = args.iter().any(|a| a == "--json");
+    let cli = Cli::parse();
+    let (path, threshold, sorted, json) = (&cli.image, cli.threshold, cli.sorted, cli.json);
     let img = image::open(path)?.to_rgba8();
     let engine = Engine::new()?;
 
@@ -55,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let elapsed = start.elapsed();
 
-    if let Some(out) = arg(&args, "--out") {
+    if let Some(out) = &cli.out {
         let order = if sorted {
             CompactOrder::LuminanceDescending
         } else {

@@ -1,12 +1,53 @@
 //! The clpix demo: runs the jobs on an embedded default image (or `demo <image>`), prints which
-//! device ran each and how long it took, and writes pictures to `demo-output/`.
+//! device ran each and how long it took, and writes pictures to `demo-output/`: the extremes and
+//! markers ringed, the histograms as charts with axes and a legend (drawn with `plotters`), the
+//! compaction and a blur.
 //!
-//! `cargo run --release --example demo [-- <image>] [--backend cpu|opencl] [--device NAME]`
+//! `cargo run --release --example demo [-- <image>] [--backend auto|cpu|opencl] [--device NAME]`
 
-use clpix::{CompactOrder, Engine, GaussianBlur};
-use image::{Rgba, RgbaImage};
+use clap::{Parser, ValueEnum};
+use clpix::{CompactOrder, Engine, GaussianBlur, LuminanceHistogram, RgbaHistogram};
+use image::{RgbImage, Rgba, RgbaImage};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Runs every clpix job on an image, prints which device ran each and how long it took, and
+/// writes pictures to demo-output/.
+#[derive(Parser, Debug)]
+#[command(name = "demo", version)]
+pub struct Cli {
+    /// The picture to run on (any format the `image` crate reads); without it, an embedded
+    /// dark scene with gradients, colours and bright markers.
+    pub image: Option<PathBuf>,
+    /// Which backend runs the jobs (sets CLPIX_BACKEND; without it, CLPIX_BACKEND or auto).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub backend: Option<BackendArg>,
+    /// The OpenCL device: its index in the `devices` example's list or part of its name (sets
+    /// CLPIX_DEVICE).
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+}
+
+/// `--backend`: the values of `CLPIX_BACKEND`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendArg {
+    /// The best GPU or accelerator, else the CPU (rayon)
+    Auto,
+    /// The CPU (rayon)
+    Cpu,
+    /// OpenCL (an error where none can be had)
+    Opencl,
+}
+
+impl BackendArg {
+    fn env_value(self) -> &'static str {
+        match self {
+            BackendArg::Auto => "auto",
+            BackendArg::Cpu => "cpu",
+            BackendArg::Opencl => "opencl",
+        }
+    }
+}
 
 #[allow(dead_code)]
 /// A dark scene with gradients, colours and a few bright markers, so every job finds something.
@@ -157,10 +198,10 @@ pub fn run_demo(
         format!("{} pixels counted", lhist.pixel_count()),
     );
     let p = out.join("histogram.png");
-    hist.to_chart(768, 300).save(&p)?;
+    rgba_chart(&hist, CHART_SIZE.0, CHART_SIZE.1)?.save(&p)?;
     written.push(p);
     let p = out.join("histogram-luminance.png");
-    lhist.to_chart(768, 300).save(&p)?;
+    luminance_chart(&lhist, CHART_SIZE.0, CHART_SIZE.1)?.save(&p)?;
     written.push(p);
 
     // Compaction: input | kept pixels in scan order | sorted by luminance (the "mush of dots").
@@ -214,28 +255,216 @@ pub fn run_demo(
     Ok(written)
 }
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
+/// The histogram charts' size in pixels.
+const CHART_SIZE: (u32, u32) = (1024, 440);
+
+/// The font family the charts name: DejaVu Sans (embedded by the `dejavu` crate), registered
+/// with plotters once (its `ab_glyph` text rendering has no system fonts).
+const FONT: &str = "sans-serif";
+
+fn register_font() -> Result<(), Box<dyn std::error::Error>> {
+    static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font(
+            FONT,
+            plotters::style::FontStyle::Normal,
+            dejavu::sans::regular(),
+        )
+        .is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err("plotters refused the embedded DejaVu Sans font".into())
+    }
+}
+
+/// A pixel count as a tick label: 0 (the floor where empty bins are drawn), 1, 10, 100, 1k, 10k,
+/// 100k, 1M, …
+fn count_label(v: f64) -> String {
+    if v < 1.0 {
+        return "0".into();
+    }
+    let (unit, suffix) = match v {
+        v if v >= 1e9 => (1e9, "G"),
+        v if v >= 1e6 => (1e6, "M"),
+        v if v >= 1e3 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    format!("{}{suffix}", (v / unit).round())
+}
+
+/// One line of a chart: its legend label, colour and counts (one per value from 0).
+struct Series<'a> {
+    label: &'a str,
+    colour: plotters::style::RGBColor,
+    counts: &'a [u32],
+}
+
+/// Draws `series` as lines over the values 0..counts.len() (x) against their pixel counts on a
+/// log scale (y; empty bins on the bottom line, labelled 0), with ticks, axis labels and a legend
+/// beside the plot.
+fn line_chart(
+    title: &str,
+    x_desc: &str,
+    series: &[Series<'_>],
+    width: u32,
+    height: u32,
+) -> Result<RgbImage, Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    register_font()?;
+    const LEGEND_WIDTH: i32 = 150;
+    let bins = series
+        .iter()
+        .map(|s| s.counts.len())
+        .max()
+        .unwrap_or(1)
+        .max(2) as i32;
+    let x_max = bins - 1;
+    // Ticks at eighths of the value range and at its last value (255 or 1023); a little room
+    // either side, so that a spike at 0 or at the last value stands clear of the frame.
+    let mut x_ticks: Vec<i32> = (0..8).map(|i| i * bins / 8).collect();
+    x_ticks.push(x_max);
+    let pad = (bins / 128).max(2);
+    let top = series
+        .iter()
+        .flat_map(|s| s.counts.iter().copied())
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    // Empty bins sit on the floor, labelled 0; the axis ends at the power of ten above the
+    // highest count.
+    let floor = 0.4;
+    let y_top = 10f64.powf(top.log10().floor() + 1.0);
+    let mut y_ticks = vec![floor];
+    let mut t = 1.0;
+    while t <= y_top {
+        y_ticks.push(t);
+        t *= 10.0;
+    }
+
+    let mut buf = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (plot, legend) = root.split_horizontally(width as i32 - LEGEND_WIDTH);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(title, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(46)
+            .y_label_area_size(72)
+            .build_cartesian_2d(
+                (-pad..x_max + pad).with_key_points(x_ticks),
+                (floor..y_top).log_scale().with_key_points(y_ticks),
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("pixels (log scale)")
+            .y_label_formatter(&|v| count_label(*v))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .bold_line_style(BLACK.mix(0.12))
+            .draw()?;
+        // The last series (A, the least telling) underneath the others. Each step its own
+        // segment: plotters joins a thick polyline's segments with miters, which shoot far out
+        // of the plot at a spike's sharp turns.
+        for s in series.iter().rev() {
+            let style = s.colour.stroke_width(2);
+            let y = |c: u32| (c as f64).max(floor);
+            chart.draw_series(s.counts.windows(2).enumerate().map(|(v, pair)| {
+                let v = v as i32;
+                PathElement::new(vec![(v, y(pair[0])), (v + 1, y(pair[1]))], style)
+            }))?;
+        }
+        // The legend: a line of each colour and its label, framed, level with the plot's top.
+        let (row, x0, y0) = (24, 4, 48);
+        legend.draw(&Rectangle::new(
+            [
+                (x0, y0 - 14),
+                (LEGEND_WIDTH - 12, y0 + row * series.len() as i32 - 8),
+            ],
+            BLACK.mix(0.5),
+        ))?;
+        for (i, s) in series.iter().enumerate() {
+            let y = y0 + row * i as i32;
+            legend.draw(&PathElement::new(
+                vec![(x0 + 10, y), (x0 + 36, y)],
+                s.colour.stroke_width(3),
+            ))?;
+            legend.draw(&Text::new(
+                s.label,
+                (x0 + 44, y),
+                TextStyle::from((FONT, 15).into_font()).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+        }
+        root.present()?;
+    }
+    RgbImage::from_raw(width, height, buf).ok_or_else(|| "chart buffer size".into())
+}
+
+/// The RGBA histogram as a chart: R, G, B and A as lines over the values 0..=255.
+pub fn rgba_chart(
+    hist: &RgbaHistogram,
+    width: u32,
+    height: u32,
+) -> Result<RgbImage, Box<dyn std::error::Error>> {
+    use plotters::style::RGBColor;
+    let colours = [
+        ("R", RGBColor(215, 38, 38)),
+        ("G", RGBColor(30, 150, 50)),
+        ("B", RGBColor(40, 80, 225)),
+        ("A", RGBColor(130, 130, 130)),
+    ];
+    let series: Vec<Series<'_>> = colours
+        .iter()
+        .zip(&hist.counts)
+        .map(|(&(label, colour), counts)| Series {
+            label,
+            colour,
+            counts,
+        })
+        .collect();
+    line_chart(
+        &format!("RGBA histogram, {} pixels", hist.pixel_count()),
+        "channel value",
+        &series,
+        width,
+        height,
+    )
+}
+
+/// The luminance histogram as a chart: one line over the luminance values 0..=1023.
+pub fn luminance_chart(
+    hist: &LuminanceHistogram,
+    width: u32,
+    height: u32,
+) -> Result<RgbImage, Box<dyn std::error::Error>> {
+    let series = [Series {
+        label: "luminance",
+        colour: plotters::style::RGBColor(90, 40, 140),
+        counts: &hist.counts,
+    }];
+    line_chart(
+        &format!("Luminance histogram, {} pixels", hist.pixel_count()),
+        "luminance (0..=1023)",
+        &series,
+        width,
+        height,
+    )
 }
 
 #[allow(dead_code)] // the demo test includes this file for run_demo
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(b) = arg(&args, "--backend") {
-        std::env::set_var("CLPIX_BACKEND", b);
+    let cli = Cli::parse();
+    if let Some(b) = cli.backend {
+        std::env::set_var("CLPIX_BACKEND", b.env_value());
     }
-    if let Some(d) = arg(&args, "--device") {
+    if let Some(d) = &cli.device {
         std::env::set_var("CLPIX_DEVICE", d);
     }
-    let path = args
-        .iter()
-        .enumerate()
-        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || !args[i - 1].starts_with("--")))
-        .map(|(_, a)| a.clone());
-    let img = match &path {
+    let img = match &cli.image {
         Some(p) => image::open(p)?.to_rgba8(),
         None => default_image(),
     };

@@ -1,7 +1,16 @@
 //! Lists every OpenCL platform and device with its limits, and which backend `Engine::new()`
 //! picks and why (like `clinfo -l`, but about clpix's choice).
 
+use clap::Parser;
+
+/// Lists every OpenCL platform and device with its limits, and which backend `Engine::new()`
+/// picks and why.
+#[derive(Parser, Debug)]
+#[command(name = "devices", version)]
+struct Cli {}
+
 fn main() {
+    Cli::parse();
     match clpix::devices() {
         Ok(list) => {
             for d in &list {

@@ -6,8 +6,27 @@
 //! outline) and the luminance chart next to it as `out-luminance.png`. `--json` prints the
 //! counts as JSON instead of a summary.
 
+use clap::Parser;
 use clpix::{Engine, LuminanceHistogram, RgbaHistogram};
 use std::path::{Path, PathBuf};
+
+/// The RGBA and luminance histograms of an image: a summary (or the counts as JSON), and
+/// optionally both drawn as bar charts.
+#[derive(Parser, Debug)]
+#[command(name = "histogram", version)]
+struct Cli {
+    /// The image (any format the `image` crate reads).
+    image: String,
+    /// Writes the RGBA chart here (R, G, B overlaid in their colours, A as a grey outline) and
+    /// the luminance chart beside it as <stem>-luminance.png.
+    out: Option<PathBuf>,
+    /// Prints the counts as JSON instead of a summary.
+    #[arg(long)]
+    json: bool,
+    /// The RGBA chart's size (the luminance chart is half as high).
+    #[arg(long, value_name = "WxH", default_value = "768x300", value_parser = parse_size)]
+    size: (u32, u32),
+}
 
 fn json_array(counts: &[u32]) -> String {
     let items: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
@@ -38,9 +57,14 @@ fn luminance_path(out: &Path) -> PathBuf {
     out.with_file_name(format!("{stem}-luminance.png"))
 }
 
-fn parse_size(s: &str) -> Option<(u32, u32)> {
-    let (w, h) = s.split_once('x')?;
-    Some((w.parse().ok()?, h.parse().ok()?))
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let parsed = s
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
+    match parsed {
+        Some((w, h)) if w > 0 && h > 0 => Ok((w, h)),
+        _ => Err(format!("{s:?} is not WxH (e.g. 768x300)")),
+    }
 }
 
 fn print_json(
@@ -65,35 +89,15 @@ fn print_json(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let json = args.iter().any(|a| a == "--json");
-    let mut size = (768, 300);
-    let mut paths = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => {}
-            "--size" => {
-                size = it
-                    .next()
-                    .and_then(|s| parse_size(s))
-                    .ok_or("--size takes WxH")?;
-            }
-            _ => paths.push(a.clone()),
-        }
-    }
-    let Some(input) = paths.first() else {
-        eprintln!("usage: histogram <image> [out.png] [--json] [--size WxH]");
-        std::process::exit(2);
-    };
+    let cli = Cli::parse();
+    let (input, json, size) = (&cli.image, cli.json, cli.size);
     let img = image::open(input)?.to_rgba8();
     let engine = Engine::new()?;
     let rgba = engine.histogram_rgba(&img)?;
     let lum = engine.histogram_luminance(&img)?;
 
     let mut written = Vec::new();
-    if let Some(out) = paths.get(1) {
-        let out = PathBuf::from(out);
+    if let Some(out) = cli.out {
         rgba.to_chart(size.0, size.1).save(&out)?;
         let lpath = luminance_path(&out);
         lum.to_chart(size.0, size.1 / 2).save(&lpath)?;

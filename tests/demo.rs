@@ -1,11 +1,15 @@
 //! Runs the demo's code on a small image with every backend and checks that every picture it
-//! writes is a valid PNG of the expected size.
+//! writes is a valid PNG of the expected size; checks the demo's and the bench's command lines.
 
 mod common;
 
 #[path = "../examples/demo.rs"]
 #[allow(dead_code)]
 mod demo;
+
+#[path = "../examples/bench/main.rs"]
+#[allow(dead_code)]
+mod bench;
 
 #[test]
 fn the_demo_writes_valid_pictures_on_every_backend() {
@@ -35,4 +39,135 @@ fn the_demo_writes_valid_pictures_on_every_backend() {
         }
         std::fs::remove_dir_all(&dir).ok();
     }
+}
+
+/// The demo's command line: `--help` prints usage (clap answers it rather than running the
+/// demo), an unknown flag is an error, and the documented flags parse.
+#[test]
+fn the_demo_command_line_is_parsed_by_clap() {
+    use clap::{error::ErrorKind, CommandFactory, Parser};
+    demo::Cli::command().debug_assert();
+    for help in ["--help", "-h"] {
+        let err = demo::Cli::try_parse_from(["demo", help]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DisplayHelp, "{help}");
+        assert_eq!(err.exit_code(), 0, "{help}");
+        assert!(err.to_string().contains("--backend"), "{err}");
+    }
+    for bad in [
+        &["demo", "--bogus"][..],
+        &["demo", "--backend", "gpu"],
+        &["demo", "a.png", "b.png"],
+    ] {
+        let err = demo::Cli::try_parse_from(bad).unwrap_err();
+        assert_ne!(err.exit_code(), 0, "{bad:?}");
+    }
+    let err = demo::Cli::try_parse_from(["demo", "--bogus"]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::UnknownArgument);
+
+    let cli = demo::Cli::try_parse_from(["demo"]).unwrap();
+    assert!(cli.image.is_none() && cli.backend.is_none() && cli.device.is_none());
+    let cli = demo::Cli::try_parse_from([
+        "demo",
+        "--backend",
+        "opencl",
+        "picture.png",
+        "--device",
+        "pthread",
+    ])
+    .unwrap();
+    assert_eq!(
+        cli.image.as_deref(),
+        Some(std::path::Path::new("picture.png"))
+    );
+    assert_eq!(cli.backend, Some(demo::BackendArg::Opencl));
+    assert_eq!(cli.device.as_deref(), Some("pthread"));
+    let cli = demo::Cli::try_parse_from(["demo", "--backend", "cpu"]).unwrap();
+    assert_eq!(cli.backend, Some(demo::BackendArg::Cpu));
+}
+
+/// The bench's command line: `--help` is answered, unknown flags are refused, and every flag
+/// combination that benches/gpu-sweep.sh passes parses, with its operation names known.
+#[test]
+fn the_bench_command_line_is_parsed_by_clap() {
+    use clap::{error::ErrorKind, CommandFactory, Parser};
+    bench::Cli::command().debug_assert();
+    let err = bench::Cli::try_parse_from(["bench", "--help"]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DisplayHelp);
+    assert_eq!(err.exit_code(), 0);
+    for bad in [
+        &["bench", "--bogus"][..],
+        &["bench", "--size"],
+        &["bench", "--size", "big"],
+        &["bench", "--reps", "0"],
+        &["bench", "--backends", "cuda"],
+        &["bench", "stray"],
+    ] {
+        assert!(bench::Cli::try_parse_from(bad).is_err(), "{bad:?}");
+    }
+
+    let cli = bench::Cli::try_parse_from(["bench"]).unwrap();
+    assert_eq!((cli.size, cli.reps), (4096, 15));
+    assert!(cli.ops.is_none() && cli.device.is_none() && cli.out.is_none());
+    assert_eq!(
+        cli.backends,
+        [bench::BackendArg::Cpu, bench::BackendArg::Opencl]
+    );
+
+    let known = bench::op_names();
+    let sweep =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/gpu-sweep.sh"))
+            .unwrap();
+    // The sweep's shell variables, as it sets them.
+    let vars = [
+        (
+            "$ops",
+            "compacted_image,compact,compacted_image_sorted,compact_sorted",
+        ),
+        (
+            "$radii",
+            "blur_w2,blur_w4,blur_w6,blur_w8,blur_w12,blur_w16,blur_w20,blur_w25",
+        ),
+        ("$op", "compacted_image"),
+        ("$w", "20"),
+        ("$OUT", "/tmp"),
+    ];
+    // `$name` replaced by its value.
+    let expand = |s: &str| {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let name_len = rest[i + 1..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len() - i - 1);
+            let name = &rest[i..i + 1 + name_len];
+            let value = vars
+                .iter()
+                .find(|(v, _)| *v == name)
+                .unwrap_or_else(|| panic!("gpu-sweep.sh's {name} is not known here"))
+                .1;
+            out.push_str(value);
+            rest = &rest[i + 1 + name_len..];
+        }
+        out + rest
+    };
+    let mut calls = 0;
+    for line in sweep.lines() {
+        for call in line.split("./bench ").skip(1) {
+            // The arguments end at the redirections, pipes and `;`.
+            let call = call.split(" 2>").next().unwrap();
+            let call = call.split(['|', '>', ';']).next().unwrap();
+            let call = expand(call).replace('"', "");
+            let args: Vec<&str> = std::iter::once("bench")
+                .chain(call.split_whitespace())
+                .collect();
+            let cli = bench::Cli::try_parse_from(&args)
+                .unwrap_or_else(|e| panic!("gpu-sweep.sh calls bench with {args:?}: {e}"));
+            for op in cli.ops.iter().flatten() {
+                assert!(known.contains(&op.as_str()), "{op} in {args:?}");
+            }
+            calls += 1;
+        }
+    }
+    assert!(calls >= 10, "{calls} bench calls found in gpu-sweep.sh");
 }

@@ -2,11 +2,71 @@
 //! device), median wall time, Gpix/s and GB/s, kernel-only time from profiling events (device
 //! image input) and end to end (host image, upload included).
 //!
-//! `cargo run --release --example bench -- [--size 4096] [--reps 15] [--ops brightest,histogram]
+//! `cargo run --release --example bench -- [--size 4096] [--reps 15] [--ops brightest,histogram_rgba]
 //!  [--backends cpu,opencl] [--device NAME] [--out table.md]`
 
+use clap::{CommandFactory, Parser, ValueEnum};
 use clpix::{Engine, ImageInput};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// Prints a table of measured speeds: every operation on every backend (rayon and each OpenCL
+/// device), median wall time, Gpix/s and GB/s, kernel-only time from profiling events and end to
+/// end (upload included). Markdown rows on stdout, and in --out.
+#[derive(Parser, Debug)]
+#[command(name = "bench", version)]
+pub struct Cli {
+    /// The side of the square test images, in pixels (the array operations take size² u32).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    pub size: u32,
+    /// Timed runs per operation and backend (after one warm-up); the median is shown.
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// Only these operations, comma separated (a name runs all its image contents); without it,
+    /// every operation but the extra blur radii (blur_w1, blur_w3, …, blur_w64), which run only
+    /// when named.
+    #[arg(long, value_delimiter = ',', value_name = "OP,...")]
+    pub ops: Option<Vec<String>>,
+    /// The backends to measure, comma separated: the CPU (rayon) and every OpenCL device
+    /// (default: cpu,opencl).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_values = ["cpu", "opencl"],
+        hide_default_value = true,
+        value_name = "BACKEND,...",
+        ignore_case = true
+    )]
+    pub backends: Vec<BackendArg>,
+    /// Only the OpenCL devices whose name contains NAME (ignoring case).
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Also writes the table (Markdown) to this file.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+}
+
+/// `--backends`: a backend kind.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendArg {
+    /// The rayon path
+    Cpu,
+    /// Every OpenCL device (or those --device names)
+    Opencl,
+}
+
+/// Every name `--ops` accepts.
+pub fn op_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = cases()
+        .iter()
+        .chain(radius_cases().iter())
+        .map(|c| c.name)
+        .chain(array_ops().iter().map(|o| o.name))
+        .collect();
+    names.dedup();
+    names
+}
 
 /// One benchmarked operation: its name, the bytes it must move per pixel (for GB/s) and how
 /// to run it on an input.
@@ -257,26 +317,35 @@ fn time(reps: usize, mut f: impl FnMut() -> clpix::Result<()>) -> clpix::Result<
     Ok(median(t))
 }
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let size: u32 = arg(&args, "--size").map_or(Ok(4096), |s| s.parse())?;
-    let reps: usize = arg(&args, "--reps").map_or(Ok(15), |s| s.parse())?;
-    let ops = arg(&args, "--ops");
-    let backends = arg(&args, "--backends").unwrap_or_else(|| "cpu,opencl".into());
+    let cli = Cli::parse();
+    let known = op_names();
+    if let Some(unknown) = cli
+        .ops
+        .iter()
+        .flatten()
+        .find(|n| !known.contains(&n.as_str()))
+    {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::InvalidValue,
+                format!(
+                    "unknown operation {unknown:?} in --ops; the operations: {}",
+                    known.join(", ")
+                ),
+            )
+            .exit();
+    }
+    let size = cli.size;
+    let reps = cli.reps as usize;
+    let ops = cli.ops;
 
     let mut engines = Vec::new();
-    if backends.contains("cpu") {
+    if cli.backends.contains(&BackendArg::Cpu) {
         engines.push(Engine::cpu());
     }
-    if backends.contains("opencl") {
-        let only = arg(&args, "--device").map(|s| s.to_lowercase());
+    if cli.backends.contains(&BackendArg::Opencl) {
+        let only = cli.device.as_ref().map(|s| s.to_lowercase());
         for d in clpix::devices().unwrap_or_default() {
             if only
                 .as_ref()
@@ -298,10 +367,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ];
     println!("{}", lines[0]);
     let pixels = size as f64 * size as f64;
-    let named = |name: &str| {
-        ops.as_ref()
-            .is_some_and(|o| o.split(',').any(|n| n == name))
-    };
+    let named = |name: &str| ops.as_ref().is_some_and(|o| o.iter().any(|n| n == name));
     let selected = cases()
         .into_iter()
         .filter(|c| ops.is_none() || named(c.name))
@@ -357,7 +423,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for op in array_ops() {
         if ops
             .as_ref()
-            .is_some_and(|o| !o.split(',').any(|n| n == op.name))
+            .is_some_and(|o| !o.iter().any(|n| n == op.name))
         {
             continue;
         }
@@ -366,7 +432,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lines.push(line);
         }
     }
-    if let Some(out) = arg(&args, "--out") {
+    if let Some(out) = cli.out {
         std::fs::write(out, lines.join("\n") + "\n")?;
     }
     Ok(())
