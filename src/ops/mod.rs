@@ -27,10 +27,13 @@ mod tests {
         for k in lists.into_iter().flatten() {
             let src = k.program.embedded();
             let declared = src.match_indices(k.name).any(|(at, _)| {
+                // The declaration reaches back to the end of the previous item.
                 let before = &src[..at];
+                let head = &before[before.rfind([';', '}']).map_or(0, |i| i + 1)..];
                 let after = &src[at + k.name.len()..];
-                let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
-                line.contains("__kernel") && line.contains("void ") && after.starts_with('(')
+                head.contains("__kernel")
+                    && head.trim_end().ends_with("void")
+                    && after.starts_with('(')
             });
             assert!(
                 declared,
