@@ -1,5 +1,8 @@
 //! Engine settings and tuning: the only place that reads clpix's environment variables.
 
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+
 /// Settings of an OpenCL engine made with [`Engine::with_device_config`].
 ///
 /// ```
@@ -16,6 +19,19 @@ pub struct EngineConfig {
     pub max_buffer_bytes: Option<u64>,
     /// Which kernel variant to build (see [`KernelLayout`]).
     pub layout: KernelLayout,
+    /// Kernel variants, transfers and diagnostics; `None`: read from the `CLPIX_*` variables
+    /// ([`Tuning::from_env`]) when the engine is made.
+    pub tuning: Option<Tuning>,
+}
+
+impl EngineConfig {
+    /// The tuning this configuration gives an engine: its own, or the environment's.
+    pub(crate) fn resolved_tuning(&self) -> Result<Tuning> {
+        match &self.tuning {
+            Some(t) => Ok(t.clone()),
+            None => Tuning::from_env(),
+        }
+    }
 }
 
 /// How the kernels walk memory. `Auto` (the default) picks from the device type; the others
@@ -41,4 +57,497 @@ pub enum KernelLayout {
     Coalesced,
     /// Work-groups of one, each work-item walking a contiguous range (CPU devices, PoCL).
     Contiguous,
+}
+
+/// Kernel variants, transfers and diagnostics of an OpenCL engine: what the `CLPIX_*` tuning
+/// variables set (`docs/tuning.md`). [`Tuning::from_env`] is the one place that reads them;
+/// a program or a test can instead build a `Tuning` and give it to an engine through
+/// [`EngineConfig::tuning`]. The default is every choice automatic, nothing forced.
+///
+/// ```
+/// use clpix::{BlurKernel, EngineConfig, Tuning};
+/// let mut tuning = Tuning::default();
+/// tuning.blur.kernel = Some(BlurKernel::TwoPass); // as CLPIX_BLUR_GPU=two-pass
+/// let config = EngineConfig { tuning: Some(tuning), ..EngineConfig::default() };
+/// for d in clpix::devices().unwrap_or_default() {
+///     let engine = clpix::Engine::with_device_config(&d, &config)?;
+///     println!("{}", engine.backend());
+/// }
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Tuning {
+    /// `CLPIX_KERNEL_DIR`: load `common.h` and the `.cl` files from this flat folder instead of
+    /// the embedded copies.
+    pub kernel_dir: Option<PathBuf>,
+    /// `CLPIX_BUILD_OPTIONS`: appended to every program's build options (defines, or
+    /// `-cl-nv-verbose`).
+    pub build_options: String,
+    /// Build NVIDIA's variants with their inline PTX emulated (warp ballots and tensor products
+    /// in plain OpenCL C), so that their logic runs on any device: for tests. Set from the
+    /// environment when `CLPIX_BUILD_OPTIONS` holds `-D CLPIX_WARP_EMULATED=1`.
+    pub emulate_nvidia: bool,
+    /// `CLPIX_BUILD_LOG=1`: print every program's build log to stderr.
+    pub build_log: bool,
+    /// `CLPIX_PROFILE=1`: print every kernel's time to stderr (each kernel is waited for).
+    pub profile: bool,
+    /// `CLPIX_STAGING`: large transfers through pinned staging slots.
+    pub staging: Staging,
+    /// `CLPIX_HISTOGRAM_REPLICAS=1|2|4|8`: local histogram copies per work-group on GPUs
+    /// (`None`: 1).
+    pub histogram_replicas: Option<u32>,
+    /// `CLPIX_COMPACT_RELOCATE`: the scan-order compaction's kernels on GPUs (`None`: chosen
+    /// by device).
+    pub compact_relocate: Option<CompactRelocation>,
+    /// `CLPIX_BLUR_*`: the GPU RGBA8 blur's kernels and shapes.
+    pub blur: BlurTuning,
+}
+
+/// Whether large transfers go through pinned staging slots (`CLPIX_STAGING`).
+///
+/// ```
+/// assert_eq!(clpix::Staging::default(), clpix::Staging::Auto);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Staging {
+    /// On for devices that are not CPUs, in slots of 16 MiB.
+    #[default]
+    Auto,
+    /// Off: transfers straight from and to the caller's memory.
+    Off,
+    /// On, in slots of 16 MiB.
+    On,
+    /// On, in slots of this many KiB (tests: many small slots).
+    SlotKib(usize),
+}
+
+/// The scan-order compaction's kernels on GPUs (`CLPIX_COMPACT_RELOCATE`).
+///
+/// ```
+/// let forced = clpix::CompactRelocation::Group;
+/// assert_ne!(forced, clpix::CompactRelocation::Warp);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactRelocation {
+    /// `group`: the portable kernels, a range a work-group.
+    Group,
+    /// `warp`: NVIDIA's warp kernels (an error on other devices unless emulated).
+    Warp,
+    /// `lookback`: NVIDIA's single pass with a decoupled look-back with fallback.
+    LookBack,
+}
+
+/// The GPU RGBA8 blur's kernels and shapes (`CLPIX_BLUR_*`); `None` everywhere is the
+/// default choice by radius and device.
+///
+/// ```
+/// let b = clpix::BlurTuning::default();
+/// assert!(b.kernel.is_none() && b.tensor.is_none());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlurTuning {
+    /// `CLPIX_BLUR_GPU`: the kernels forced; one that does not build is an error.
+    pub kernel: Option<BlurKernel>,
+    /// `CLPIX_BLUR_COLUMNS=1|2`: columns a work-item of the fused kernel takes.
+    pub columns: Option<u32>,
+    /// `CLPIX_BLUR_BAND=T,C,P,R[,S]`: the band kernel's shape.
+    pub band: Option<BlurBand>,
+    /// `CLPIX_BLUR_CHANNELS=1|2|4`: channels a work-item of the radius-built vertical pass
+    /// takes.
+    pub channels: Option<u32>,
+    /// `CLPIX_BLUR_HPIXELS=4|8`: pixels a work-item of the radius-built horizontal pass takes.
+    pub hpixels: Option<u32>,
+    /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
+    /// tensor cores, as (horizontal, vertical); forced on another device it is an error.
+    pub tensor: Option<(bool, bool)>,
+}
+
+/// The GPU RGBA8 blur's kernels (`CLPIX_BLUR_GPU`).
+///
+/// ```
+/// assert_ne!(clpix::BlurKernel::Band, clpix::BlurKernel::TwoPass);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlurKernel {
+    /// `registers`: the fused kernel built per radius (up to w = 16).
+    Registers,
+    /// `band`: the fused band kernel built per radius (up to w = 32).
+    Band,
+    /// `radius`: the two passes built per radius (up to w = 32; 64 on the tensor cores).
+    Radius,
+    /// `two-pass`: the generic two passes, any radius.
+    TwoPass,
+}
+
+/// The band kernel's shape (`CLPIX_BLUR_BAND=T,C,P,R[,S]`), checked when parsed: T
+/// work-items (128 or 256), C channels (1, 2 or 4), P pixels (4 or 8) with T × C / 4 a
+/// multiple of P, R rows (4, 8, 16 or 32) and S rows a strip (256 when left out).
+///
+/// ```
+/// let b = clpix::BlurBand::parse("128,2,8,16").unwrap();
+/// assert_eq!((b.threads(), b.strip()), (128, 256));
+/// assert!(clpix::BlurBand::parse("128,3,8,8").is_none());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlurBand {
+    threads: u32,
+    channels: u32,
+    pixels: u32,
+    rows: u32,
+    strip: u32,
+}
+
+impl BlurBand {
+    /// `T,C,P,R[,S]`, or `None` unless the kernel can take that shape.
+    ///
+    /// ```
+    /// assert!(clpix::BlurBand::parse("256,4,8,32,128").is_some());
+    /// ```
+    pub fn parse(v: &str) -> Option<BlurBand> {
+        let n = v
+            .split(',')
+            .map(|x| x.trim().parse::<u32>().ok())
+            .collect::<Option<Vec<u32>>>()?;
+        match n.as_slice() {
+            &[t, c, p, r, ref rest @ ..]
+                if [128, 256].contains(&t)
+                    && [1, 2, 4].contains(&c)
+                    && [4, 8].contains(&p)
+                    && [4, 8, 16, 32].contains(&r)
+                    && (t * c / 4) % p == 0
+                    && rest.len() <= 1
+                    && rest.iter().all(|&s| s > 0) =>
+            {
+                Some(BlurBand {
+                    threads: t,
+                    channels: c,
+                    pixels: p,
+                    rows: r,
+                    strip: rest.first().copied().unwrap_or(256),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Work-items a group.
+    ///
+    /// ```
+    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().threads(), 256);
+    /// ```
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    /// Channels a work-item of the vertical step.
+    ///
+    /// ```
+    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().channels(), 1);
+    /// ```
+    pub fn channels(&self) -> u32 {
+        self.channels
+    }
+
+    /// Pixels a work-item of the horizontal step.
+    ///
+    /// ```
+    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().pixels(), 4);
+    /// ```
+    pub fn pixels(&self) -> u32 {
+        self.pixels
+    }
+
+    /// Input rows a step.
+    ///
+    /// ```
+    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().rows(), 8);
+    /// ```
+    pub fn rows(&self) -> u32 {
+        self.rows
+    }
+
+    /// Input rows a strip aims at.
+    ///
+    /// ```
+    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8,64").unwrap().strip(), 64);
+    /// ```
+    pub fn strip(&self) -> u32 {
+        self.strip
+    }
+}
+
+/// The environment variable `var`, trimmed: `None` when unset or blank, an error when not
+/// Unicode.
+fn env_value(var: &'static str, expected: &'static str) -> Result<Option<String>> {
+    match std::env::var(var) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => Err(Error::InvalidEnvironment {
+            var,
+            value: v.to_string_lossy().into_owned(),
+            expected,
+        }),
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => Ok(Some(v)),
+    }
+}
+
+/// The variable `var` parsed by `parse`: `None` when unset or blank, an
+/// [`Error::InvalidEnvironment`] saying `expected` when `parse` refuses it, so that a
+/// misspelt value never measures or tests the defaults unnoticed.
+fn env_parse<T>(
+    var: &'static str,
+    expected: &'static str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    match env_value(var, expected)? {
+        None => Ok(None),
+        Some(v) => match parse(v.trim()) {
+            Some(t) => Ok(Some(t)),
+            None => Err(Error::InvalidEnvironment {
+                var,
+                value: v,
+                expected,
+            }),
+        },
+    }
+}
+
+/// Whether a diagnostic switch (`CLPIX_BUILD_LOG`, `CLPIX_PROFILE`) is on: set, not blank and
+/// not `0`.
+fn env_switch(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0")
+}
+
+fn one_of<'a, T: Copy>(table: &'a [(&'a str, T)]) -> impl Fn(&str) -> Option<T> + 'a {
+    move |v| table.iter().find(|(k, _)| *k == v).map(|(_, t)| *t)
+}
+
+impl Tuning {
+    /// The tuning the `CLPIX_*` variables ask for; an [`Error::InvalidEnvironment`] naming the
+    /// first variable whose value is not one of those `docs/tuning.md` lists (blank is the
+    /// default). Engines made without an explicit [`EngineConfig::tuning`] read it when made.
+    ///
+    /// ```
+    /// let t = clpix::Tuning::from_env()?;
+    /// println!("{t:?}");
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn from_env() -> Result<Tuning> {
+        let build_options = std::env::var("CLPIX_BUILD_OPTIONS").unwrap_or_default();
+        let staging = env_parse(
+            "CLPIX_STAGING",
+            "off, on, or a staging slot size in KiB",
+            |v| match v {
+                "off" => Some(Staging::Off),
+                "on" => Some(Staging::On),
+                kib => kib.parse().ok().filter(|&k| k > 0).map(Staging::SlotKib),
+            },
+        )?;
+        let histogram_replicas = env_parse(
+            "CLPIX_HISTOGRAM_REPLICAS",
+            "1, 2, 4 or 8",
+            one_of(&[("1", 1), ("2", 2), ("4", 4), ("8", 8)]),
+        )?;
+        let compact_relocate = env_parse(
+            "CLPIX_COMPACT_RELOCATE",
+            "group, warp or lookback",
+            one_of(&[
+                ("group", CompactRelocation::Group),
+                ("warp", CompactRelocation::Warp),
+                ("lookback", CompactRelocation::LookBack),
+            ]),
+        )?;
+        Ok(Tuning {
+            kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR").map(PathBuf::from),
+            emulate_nvidia: build_options.contains("CLPIX_WARP_EMULATED=1"),
+            build_options,
+            build_log: env_switch("CLPIX_BUILD_LOG"),
+            profile: env_switch("CLPIX_PROFILE"),
+            staging: staging.unwrap_or_default(),
+            histogram_replicas,
+            compact_relocate,
+            blur: BlurTuning::from_env()?,
+        })
+    }
+
+    /// The compiler options these settings add: the extra options, and the define that
+    /// emulates NVIDIA's intrinsics where asked (once).
+    pub(crate) fn extra_build_options(&self) -> String {
+        let mut s = self.build_options.trim().to_string();
+        if self.emulate_nvidia && !s.contains("CLPIX_WARP_EMULATED=1") {
+            s.push_str(" -D CLPIX_WARP_EMULATED=1");
+        }
+        s.trim().to_string()
+    }
+}
+
+impl BlurTuning {
+    fn from_env() -> Result<BlurTuning> {
+        let kernel = env_parse(
+            "CLPIX_BLUR_GPU",
+            "auto, registers, band, radius or two-pass",
+            one_of(&[
+                ("auto", None),
+                ("registers", Some(BlurKernel::Registers)),
+                ("band", Some(BlurKernel::Band)),
+                ("radius", Some(BlurKernel::Radius)),
+                ("two-pass", Some(BlurKernel::TwoPass)),
+            ]),
+        )?
+        .flatten();
+        Ok(BlurTuning {
+            kernel,
+            columns: env_parse(
+                "CLPIX_BLUR_COLUMNS",
+                "1 or 2",
+                one_of(&[("1", 1), ("2", 2)]),
+            )?,
+            band: env_parse(
+                "CLPIX_BLUR_BAND",
+                "T,C,P,R[,S]: T work-items (128 or 256), C channels (1, 2 or 4) with T × C / 4 a \
+                 multiple of P, P pixels (4 or 8), R rows (4, 8, 16 or 32), S rows a strip",
+                BlurBand::parse,
+            )?,
+            channels: env_parse(
+                "CLPIX_BLUR_CHANNELS",
+                "1, 2 or 4",
+                one_of(&[("1", 1), ("2", 2), ("4", 4)]),
+            )?,
+            hpixels: env_parse(
+                "CLPIX_BLUR_HPIXELS",
+                "4 or 8",
+                one_of(&[("4", 4), ("8", 8)]),
+            )?,
+            tensor: env_parse(
+                "CLPIX_BLUR_TENSOR",
+                "0, 1, horizontal or vertical",
+                one_of(&[
+                    ("0", (false, false)),
+                    ("1", (true, true)),
+                    ("horizontal", (true, false)),
+                    ("vertical", (false, true)),
+                ]),
+            )?,
+        })
+    }
+}
+
+/// How [`Engine::new`](crate::Engine::new) chooses: `CLPIX_BACKEND`, `CLPIX_DEVICE` and
+/// `CLPIX_MAX_BUFFER_BYTES`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EnvChoice {
+    /// `auto` (also blank or unset), `cpu` or `opencl`, lower case.
+    pub(crate) backend: String,
+    /// An index or a part of a device name.
+    pub(crate) device: Option<String>,
+    /// The buffer cap.
+    pub(crate) max_buffer_bytes: Option<u64>,
+}
+
+impl EnvChoice {
+    /// Reads the three variables; an error for an unknown backend or a cap that is no number.
+    pub(crate) fn from_env() -> Result<EnvChoice> {
+        let backend = env_parse("CLPIX_BACKEND", "auto, cpu or opencl", |v| {
+            match v.to_ascii_lowercase().as_str() {
+                b @ ("auto" | "cpu" | "opencl") => Some(b.to_string()),
+                _ => None,
+            }
+        })?
+        .unwrap_or_else(|| "auto".into());
+        let device = env_value("CLPIX_DEVICE", "an index or a part of a device name")?
+            .map(|d| d.trim().to_string());
+        Ok(EnvChoice {
+            backend,
+            device,
+            max_buffer_bytes: env_buffer_cap()?,
+        })
+    }
+}
+
+/// `CLPIX_MAX_BUFFER_BYTES`: caps single device buffers, so that the split paths for images
+/// larger than the device can be tested on small images.
+pub(crate) fn env_buffer_cap() -> Result<Option<u64>> {
+    match std::env::var("CLPIX_MAX_BUFFER_BYTES") {
+        Err(_) => Ok(None),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| Error::InvalidEnvironment {
+                var: "CLPIX_MAX_BUFFER_BYTES",
+                value: v,
+                expected: "a number of bytes",
+            }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The only unit test that sets process-wide variables: no other test of this binary reads
+    /// the tuning variables (engines in unit tests take `Tuning::default()`).
+    #[test]
+    fn tuning_variables_parse_and_bad_values_name_their_variable() {
+        let vars = [
+            ("CLPIX_BLUR_GPU", "regsiters", "band"),
+            ("CLPIX_BLUR_COLUMNS", "3", "2"),
+            ("CLPIX_BLUR_BAND", "128,3,8,8", "128,2,8,32,64"),
+            ("CLPIX_BLUR_CHANNELS", "3", "4"),
+            ("CLPIX_BLUR_HPIXELS", "16", "8"),
+            ("CLPIX_BLUR_TENSOR", "yes", "vertical"),
+            ("CLPIX_STAGING", "-1", "64"),
+            ("CLPIX_HISTOGRAM_REPLICAS", "3", "4"),
+            ("CLPIX_COMPACT_RELOCATE", "warps", "lookback"),
+        ];
+        for (var, bad, good) in vars {
+            std::env::set_var(var, bad);
+            match Tuning::from_env() {
+                Err(Error::InvalidEnvironment { var: v, value, .. }) => {
+                    assert_eq!((v, value.as_str()), (var, bad))
+                }
+                other => panic!("{var}={bad}: {other:?}"),
+            }
+            std::env::set_var(var, " ");
+            assert_eq!(
+                Tuning::from_env().ok(),
+                Some(Tuning::default()),
+                "{var} blank"
+            );
+            std::env::set_var(var, good);
+            assert_ne!(
+                Tuning::from_env().ok(),
+                Some(Tuning::default()),
+                "{var}={good}"
+            );
+            std::env::remove_var(var);
+        }
+        for bad in ["128,4,8", "128,4,8,8,0", "64,1,4,4", "128,1,8,5"] {
+            assert!(BlurBand::parse(bad).is_none(), "{bad}");
+        }
+        std::env::set_var("CLPIX_BLUR_BAND", "256,1,4,16");
+        std::env::set_var("CLPIX_BLUR_TENSOR", "horizontal");
+        std::env::set_var("CLPIX_STAGING", "off");
+        std::env::set_var("CLPIX_BUILD_OPTIONS", "-D CLPIX_WARP_EMULATED=1");
+        let t = Tuning::from_env().unwrap();
+        for v in [
+            "CLPIX_BLUR_BAND",
+            "CLPIX_BLUR_TENSOR",
+            "CLPIX_STAGING",
+            "CLPIX_BUILD_OPTIONS",
+        ] {
+            std::env::remove_var(v);
+        }
+        let band = t.blur.band.unwrap();
+        assert_eq!(
+            (band.threads(), band.channels(), band.pixels(), band.rows()),
+            (256, 1, 4, 16)
+        );
+        assert_eq!(t.blur.tensor, Some((true, false)));
+        assert_eq!(t.staging, Staging::Off);
+        assert!(t.emulate_nvidia);
+        assert_eq!(t.extra_build_options(), "-D CLPIX_WARP_EMULATED=1");
+    }
 }

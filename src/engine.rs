@@ -1,7 +1,7 @@
 //! The [`Engine`]: which backend runs the operations, and how it was chosen.
 
 use crate::cl::{self, ClEngine, DeviceInfo, DeviceType, ProgramId};
-use crate::config::{EngineConfig, KernelLayout};
+use crate::config::{env_buffer_cap, EngineConfig, EnvChoice, KernelLayout, Tuning};
 use crate::device::{check_array_len, download, host_copy, ArrayStorage, DeviceArray};
 use crate::device::{DeviceImage, ImageInput, PooledBuffer, Storage};
 use crate::error::{Error, Result};
@@ -107,23 +107,6 @@ fn cl_description(d: &DeviceInfo) -> String {
     format!("OpenCL: {} ({} {})", d.name, d.platform, d.driver_version)
 }
 
-/// `CLPIX_MAX_BUFFER_BYTES`: caps single device buffers, so that the split paths for images
-/// larger than the device can be tested on small images.
-fn env_buffer_cap() -> Result<Option<u64>> {
-    match std::env::var("CLPIX_MAX_BUFFER_BYTES") {
-        Err(_) => Ok(None),
-        Ok(v) => v
-            .trim()
-            .parse::<u64>()
-            .map(Some)
-            .map_err(|_| Error::InvalidEnvironment {
-                var: "CLPIX_MAX_BUFFER_BYTES",
-                value: v,
-                expected: "a number of bytes",
-            }),
-    }
-}
-
 impl Engine {
     /// Chooses automatically, honouring `CLPIX_BACKEND=auto|cpu|opencl` and
     /// `CLPIX_DEVICE=<index or name substring>`.
@@ -139,30 +122,28 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn new() -> Result<Engine> {
-        let backend = std::env::var("CLPIX_BACKEND").unwrap_or_else(|_| "auto".into());
-        let device = std::env::var("CLPIX_DEVICE")
-            .ok()
-            .filter(|s| !s.trim().is_empty());
-        let cap = env_buffer_cap()?;
-        match backend.trim().to_ascii_lowercase().as_str() {
+        let choice = EnvChoice::from_env()?;
+        // Read before any device is opened: a bad tuning value is an error, never a fallback.
+        let tuning = Tuning::from_env()?;
+        let config = EngineConfig {
+            max_buffer_bytes: choice.max_buffer_bytes,
+            layout: KernelLayout::Auto,
+            tuning: Some(tuning),
+        };
+        match choice.backend.as_str() {
             "cpu" => Ok(Engine::cpu()),
             "opencl" => {
-                let info = match &device {
+                let info = match &choice.device {
                     Some(q) => cl::find_device(q)?,
                     None => cl::best_device()?,
                 };
-                Engine::open(&info, cap, None)
+                Engine::open_config(&info, &config, None)
             }
-            "auto" | "" => Ok(Engine::auto(device.as_deref(), cap)),
-            _ => Err(Error::InvalidEnvironment {
-                var: "CLPIX_BACKEND",
-                value: backend,
-                expected: "auto, cpu or opencl",
-            }),
+            _ => Ok(Engine::auto(choice.device.as_deref(), &config)),
         }
     }
 
-    fn auto(device: Option<&str>, cap: Option<u64>) -> Engine {
+    fn auto(device: Option<&str>, config: &EngineConfig) -> Engine {
         let fallback = |why: String| {
             log::warn!("clpix: using the CPU backend: {why}");
             Engine {
@@ -190,7 +171,7 @@ impl Engine {
             ));
         }
         let why = format!("auto: best device, a {}", info.device_type);
-        match Engine::open(&info, cap, Some(why)) {
+        match Engine::open_config(&info, config, Some(why)) {
             Ok(mut e) => {
                 e.fallback_on_build_error = true;
                 e
@@ -199,16 +180,18 @@ impl Engine {
         }
     }
 
-    /// Opens a device and builds the reduction program, so that a driver whose compiler fails
-    /// is found at construction rather than at the first call.
-    fn open(info: &DeviceInfo, cap: Option<u64>, reason: Option<String>) -> Result<Engine> {
+    /// Opens a device with the environment's tuning, in the automatic layout.
+    fn open_env(info: &DeviceInfo, cap: Option<u64>) -> Result<Engine> {
         let config = EngineConfig {
             max_buffer_bytes: cap,
             layout: KernelLayout::Auto,
+            tuning: None,
         };
-        Engine::open_config(info, &config, reason)
+        Engine::open_config(info, &config, None)
     }
 
+    /// Opens a device and builds the reduction program, so that a driver whose compiler fails
+    /// is found at construction rather than at the first call.
     fn open_config(
         info: &DeviceInfo,
         config: &EngineConfig,
@@ -218,6 +201,7 @@ impl Engine {
             info,
             config.max_buffer_bytes,
             config.layout,
+            config.resolved_tuning()?,
         )?);
         cl.program(ProgramId::Reduce)?;
         Ok(Engine {
@@ -259,7 +243,7 @@ impl Engine {
     /// }
     /// ```
     pub fn opencl() -> Result<Engine> {
-        Engine::open(&cl::best_device()?, env_buffer_cap()?, None)
+        Engine::open_env(&cl::best_device()?, env_buffer_cap()?)
     }
 
     /// A specific device from [`devices()`](crate::devices). Honours `CLPIX_MAX_BUFFER_BYTES`.
@@ -272,7 +256,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn with_device(device: &DeviceInfo) -> Result<Engine> {
-        Engine::open(device, env_buffer_cap()?, None)
+        Engine::open_env(device, env_buffer_cap()?)
     }
 
     /// Like [`with_device`](Self::with_device), with single buffers capped at
@@ -286,15 +270,19 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn with_device_capped(device: &DeviceInfo, max_buffer_bytes: u64) -> Result<Engine> {
-        Engine::open(device, Some(max_buffer_bytes), None)
+        Engine::open_env(device, Some(max_buffer_bytes))
     }
 
-    /// A specific device with explicit settings (see [`EngineConfig`]); environment variables
-    /// are not read.
+    /// A specific device with explicit settings (see [`EngineConfig`]): the tuning variables are
+    /// read only where `config.tuning` is `None`, and `CLPIX_MAX_BUFFER_BYTES` not at all.
     ///
     /// ```
     /// use clpix::{Engine, EngineConfig, KernelLayout};
-    /// let config = EngineConfig { max_buffer_bytes: Some(64 << 20), layout: KernelLayout::Auto };
+    /// let config = EngineConfig {
+    ///     max_buffer_bytes: Some(64 << 20),
+    ///     layout: KernelLayout::Auto,
+    ///     tuning: None,
+    /// };
     /// for d in clpix::devices().unwrap_or_default() {
     ///     println!("{}", Engine::with_device_config(&d, &config)?.backend());
     /// }

@@ -14,7 +14,10 @@ mod ops;
 mod spec;
 
 pub use crate::cl::{devices, DeviceInfo, DeviceType};
-pub use crate::config::{EngineConfig, KernelLayout};
+pub use crate::config::{
+    BlurBand, BlurKernel, BlurTuning, CompactRelocation, EngineConfig, KernelLayout, Staging,
+    Tuning,
+};
 pub use crate::device::{DeviceArray, DeviceImage, ImageInput};
 pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::error::{Error, Result};

@@ -31,6 +31,7 @@ fn capped() -> &'static [Engine] {
                         let config = clpix::EngineConfig {
                             max_buffer_bytes: Some(cap),
                             layout,
+                            tuning: None,
                         };
                         v.push(
                             Engine::with_device_config(d, &config)

@@ -256,3 +256,28 @@ pub(crate) fn best_device() -> Result<DeviceInfo> {
         .map(|f| f.info.clone())
         .ok_or_else(|| unavailable("no device"))
 }
+
+/// Who made a device, as far as clpix cares: where vendor-only kernels (NVIDIA's inline PTX)
+/// may be built, and which driver quirks apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Vendor {
+    /// NVIDIA's OpenCL driver (inline PTX builds).
+    Nvidia,
+    /// PoCL (Portable Computing Language), on CPUs.
+    Pocl,
+    /// Any other implementation: the portable kernels only.
+    Other,
+}
+
+impl Vendor {
+    /// The vendor of `info`'s platform.
+    pub(crate) fn of(info: &DeviceInfo) -> Vendor {
+        if info.platform.contains("NVIDIA") {
+            Vendor::Nvidia
+        } else if info.platform.contains("Portable Computing Language") {
+            Vendor::Pocl
+        } else {
+            Vendor::Other
+        }
+    }
+}

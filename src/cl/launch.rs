@@ -7,7 +7,6 @@ use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer, ClMem};
 use opencl3::types::cl_mem;
 use std::cell::Cell;
-use std::sync::OnceLock;
 
 thread_local! {
     /// Kernel time (profiling events) of this thread's last OpenCL operation: the sum of its
@@ -42,14 +41,6 @@ impl Arg {
     }
 }
 
-/// Whether `CLPIX_BUILD_LOG` asks for each program's build log on stderr, also after a build
-/// that succeeded (with `-cl-nv-verbose` in `CLPIX_BUILD_OPTIONS`, NVIDIA's log gives each
-/// for as it is enqueued: for finding the slow step of an operation, not for production).
-fn profile_kernels() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("CLPIX_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
-}
-
 /// A finished kernel's start and end from its profiling event, in nanoseconds.
 fn kernel_interval(event: &Event) -> Option<(u64, u64)> {
     let start = event.profiling_command_start().ok()?;
@@ -57,7 +48,6 @@ fn kernel_interval(event: &Event) -> Option<(u64, u64)> {
     Some((start, end.max(start)))
 }
 
-/// A pooled kernel: its program, the program's variant and the kernel's name.
 impl ClEngine {
     /// Sets `args` on a kernel of `program` and enqueues it over `global` work-items in groups of
     /// `local`. Every failure (bad argument, out of resources) is an error value.
@@ -129,7 +119,7 @@ impl ClEngine {
             }
             .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e.0))
             .and_then(|event| {
-                let profile = profile_kernels();
+                let profile = self.tuning.profile;
                 if serial.is_none() && !profile {
                     return Ok(event);
                 }

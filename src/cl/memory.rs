@@ -5,6 +5,9 @@ use super::{lock, ClEngine};
 use crate::error::{Error, Result};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
 
+/// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
+/// compaction's look-back): each launch gets a fresh epoch, which its words carry, so a word
+/// left by an earlier launch reads as unwritten and the words are never cleared between
 /// launches; zeroed only when made (grown) or when the epochs wrap.
 #[derive(Default)]
 pub(super) struct TileWords {

@@ -13,6 +13,7 @@ mod parts;
 mod program;
 mod transfer;
 
+pub(crate) use device::Vendor;
 pub(crate) use device::{best_device, find_device};
 pub use device::{devices, DeviceInfo, DeviceType};
 #[cfg(test)]
@@ -21,8 +22,8 @@ pub(crate) use grid::{u32_arg, Grid};
 pub(crate) use launch::{last_kernel_ns, set_last_kernel_ns, Arg};
 pub(crate) use parts::PartRange;
 
+use crate::config::{KernelLayout, Tuning};
 use crate::error::{Error, Result};
-use crate::KernelLayout;
 use device::discovered;
 use memory::TileWords;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
@@ -44,6 +45,7 @@ use transfer::{staging_slot, StagingSlot};
 /// must not run at once (see [`ClEngine::launch`]).
 static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
 
+/// A pooled kernel: its program, the program's variant and the kernel's name.
 type KernelKey = (ProgramId, u32, &'static str);
 
 /// Idle scratch buffers by name, each with its element count.
@@ -56,6 +58,10 @@ pub(crate) struct ClEngine {
     context: Context,
     queue: CommandQueue,
     pub grid: Grid,
+    /// Who made the device (where vendor-only kernels may run).
+    pub vendor: Vendor,
+    /// The engine's kernel variants, transfers and diagnostics.
+    pub tuning: Tuning,
     build_options: String,
     kernel_dir: Option<PathBuf>,
     /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
@@ -120,6 +126,7 @@ impl ClEngine {
         info: &DeviceInfo,
         max_buffer_bytes: Option<u64>,
         layout: KernelLayout,
+        tuning: Tuning,
     ) -> Result<ClEngine> {
         let found = discovered()?
             .iter()
@@ -152,7 +159,8 @@ impl ClEngine {
             build_options.push_str(" -D CLPIX_HAS_INT64_ATOMICS=1");
         }
         // Extra compiler options, to measure or diagnose (a define, a verbose build log).
-        if let Ok(extra) = std::env::var("CLPIX_BUILD_OPTIONS") {
+        let extra = tuning.extra_build_options();
+        if !extra.is_empty() {
             build_options.push(' ');
             build_options.push_str(&extra);
         }
@@ -164,8 +172,8 @@ impl ClEngine {
             queue,
             grid,
             build_options,
-            kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR").map(PathBuf::from),
-            serialize_kernels: info.platform.contains("Portable Computing Language")
+            kernel_dir: tuning.kernel_dir.clone(),
+            serialize_kernels: Vendor::of(info) == Vendor::Pocl
                 && driver_major(&info.driver_version) < 6,
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             programs: Mutex::new(HashMap::new()),
@@ -174,7 +182,9 @@ impl ClEngine {
             failed_variants: Mutex::new(HashMap::new()),
             partials: Mutex::new(Vec::new()),
             tile_words: Mutex::new(TileWords::default()),
-            staging_slot: staging_slot(info)?,
+            staging_slot: staging_slot(info, tuning.staging),
+            vendor: Vendor::of(info),
+            tuning,
             staging: Mutex::new(Vec::new()),
         })
     }
@@ -209,7 +219,7 @@ impl ClEngine {
         };
         let mut checked = 0;
         for d in &devices {
-            let cl = ClEngine::open(d, None, crate::KernelLayout::Coalesced).unwrap();
+            let cl = ClEngine::open(d, None, KernelLayout::Coalesced, Tuning::default()).unwrap();
             for (what, kernel, variant, planned) in plans(&cl) {
                 let bytes = cl.kernel_local_bytes(kernel, variant).unwrap();
                 if bytes == 0 {
@@ -243,7 +253,10 @@ mod tests {
             Ok(list) => list
                 .iter()
                 .map(|d| {
-                    Arc::new(ClEngine::open(d, None, KernelLayout::Auto).expect("device opens"))
+                    Arc::new(
+                        ClEngine::open(d, None, KernelLayout::Auto, Tuning::default())
+                            .expect("device opens"),
+                    )
                 })
                 .collect(),
             Err(e) if required => panic!("OpenCL required: {e}"),

@@ -1,11 +1,11 @@
 //! Programs: kernel sources (embedded, or read from `CLPIX_KERNEL_DIR`), their builds per
 //! variant, and the cache of built programs.
 
-use super::{lock, ClEngine};
+use super::{lock, ClEngine, Vendor};
 use crate::error::{Error, Result};
 use opencl3::program::Program;
 use opencl3::types::cl_device_id;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// The header every program starts with (pasted in, not `#include`d: no include path to get
 /// wrong).
@@ -77,13 +77,6 @@ impl ProgramId {
         }
     }
 }
-/// kernel's registers and spills).
-fn build_log_wanted() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("CLPIX_BUILD_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
-}
-
-/// Whether `CLPIX_PROFILE` asks for each kernel's time on stderr (each kernel is then waited
 impl ClEngine {
     fn source(&self, program: ProgramId) -> Result<String> {
         let (name, embedded) = (program.name(), program.embedded());
@@ -104,7 +97,7 @@ impl ClEngine {
         Ok(format!("{header}\n#line 1\n{body}"))
     }
 
-    /// The built program `name` (a file `cl/<name>.cl`), built on first use and cached.
+    /// The built program `name` (its file `<name>.cl`), built on first use and cached.
     pub(crate) fn program(&self, name: ProgramId) -> Result<Arc<Program>> {
         self.program_variant(name, 0)
     }
@@ -147,7 +140,7 @@ impl ClEngine {
                 log,
             });
         }
-        if build_log_wanted() {
+        if self.tuning.build_log {
             let log = program.get_build_log(id).unwrap_or_default();
             eprintln!(
                 "clpix build {} variant {variant} [{options}]:\n{log}",
@@ -177,10 +170,10 @@ impl ClEngine {
         forced: Option<Error>,
     ) -> Result<bool> {
         let is_forced = forced.is_some();
-        if !self.info.platform.contains("NVIDIA") {
+        if self.vendor != Vendor::Nvidia {
             match forced {
                 None => return Ok(false),
-                Some(e) if !self.build_options.contains("CLPIX_WARP_EMULATED=1") => return Err(e),
+                Some(e) if !self.tuning.emulate_nvidia => return Err(e),
                 Some(_) => {}
             }
         }

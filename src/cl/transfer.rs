@@ -2,6 +2,7 @@
 //! mapping, and the pinned staging slots that large transfers to a GPU go through.
 
 use super::{lock, ClEngine, DeviceInfo, DeviceType};
+use crate::config::Staging;
 use crate::cpu::parallel_copy;
 use crate::error::{Error, Result};
 use opencl3::event::Event;
@@ -26,27 +27,15 @@ const STAGING_MIN_BYTES: usize = 4 << 20;
 /// The staging slot size for a device: `CLPIX_STAGING` = `off`, `on`, or a slot size in KiB
 /// (tests: small slots, many chunks); by default on for devices that are not CPUs (a CPU
 /// device reads host memory where it is).
-pub(super) fn staging_slot(info: &DeviceInfo) -> Result<Option<usize>> {
-    match std::env::var("CLPIX_STAGING") {
-        Err(_) => Ok((info.device_type != DeviceType::Cpu).then_some(STAGING_SLOT_BYTES)),
-        Ok(v) => match v.as_str() {
-            "off" => Ok(None),
-            "on" => Ok(Some(STAGING_SLOT_BYTES)),
-            kib => match kib.parse::<usize>() {
-                Ok(k) if k > 0 => Ok(Some(k * 1024)),
-                _ => Err(Error::InvalidEnvironment {
-                    var: "CLPIX_STAGING",
-                    value: v,
-                    expected: "off, on, or a staging slot size in KiB",
-                }),
-            },
-        },
+pub(super) fn staging_slot(info: &DeviceInfo, staging: Staging) -> Option<usize> {
+    match staging {
+        Staging::Auto => (info.device_type != DeviceType::Cpu).then_some(STAGING_SLOT_BYTES),
+        Staging::Off => None,
+        Staging::On => Some(STAGING_SLOT_BYTES),
+        Staging::SlotKib(k) => Some(k.max(1) * 1024),
     }
 }
 
-/// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
-/// compaction's look-back): each launch gets a fresh epoch, which its words carry, so a word
-/// left by an earlier launch reads as unwritten and the words are never cleared between
 impl ClEngine {
     /// Maps `buf` (blocking), calls `f` with its host address and size in bytes, and unmaps it.
     /// On a CPU device (PoCL) the address is the buffer's own memory, so that a large buffer

@@ -9,6 +9,15 @@ use proptest::prelude::*;
 /// that the GPU-style kernels are tested on PoCL in CI, and the CPU-style ones on GPUs). With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
 /// machine with no usable OpenCL device fails the test instead of skipping it.
 pub fn opencl_engines() -> Vec<Engine> {
+    opencl_engines_with(None)
+}
+
+/// [`opencl_engines`] with `tuning` injected.
+pub fn opencl_engines_tuned(tuning: &clpix::Tuning) -> Vec<Engine> {
+    opencl_engines_with(Some(tuning.clone()))
+}
+
+fn opencl_engines_with(tuning: Option<clpix::Tuning>) -> Vec<Engine> {
     let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
         || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
     let engines: Vec<Engine> = match clpix::devices() {
@@ -22,10 +31,19 @@ pub fn opencl_engines() -> Vec<Engine> {
                 };
                 let forced = clpix::EngineConfig {
                     layout: other,
+                    tuning: tuning.clone(),
                     ..Default::default()
                 };
+                let auto = clpix::EngineConfig {
+                    tuning: tuning.clone(),
+                    ..Default::default()
+                };
+                let first = match tuning {
+                    None => Engine::with_device(d),
+                    Some(_) => Engine::with_device_config(d, &auto),
+                };
                 [
-                    Engine::with_device(d).unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+                    first.unwrap_or_else(|e| panic!("{}: {e}", d.name)),
                     Engine::with_device_config(d, &forced)
                         .unwrap_or_else(|e| panic!("{}: {e}", d.name)),
                 ]
@@ -42,8 +60,18 @@ pub fn opencl_engines() -> Vec<Engine> {
 
 /// Every OpenCL device in the coalesced (GPU) layout: PoCL runs the GPU kernels too.
 pub fn gpu_layout_engines() -> Vec<Engine> {
+    gpu_layout_engines_with(None)
+}
+
+/// [`gpu_layout_engines`] with `tuning` injected (`None`: the environment's).
+pub fn gpu_layout_engines_tuned(tuning: &clpix::Tuning) -> Vec<Engine> {
+    gpu_layout_engines_with(Some(tuning.clone()))
+}
+
+fn gpu_layout_engines_with(tuning: Option<clpix::Tuning>) -> Vec<Engine> {
     let config = clpix::EngineConfig {
         layout: clpix::KernelLayout::Coalesced,
+        tuning,
         ..Default::default()
     };
     // Through opencl_engines, which fails loudly in CI when no device is found.
@@ -465,15 +493,12 @@ pub fn random_blurs_match_cpu(engines: &[&Engine], radii: &[u32], cases: u32, la
         .unwrap();
 }
 
-/// Builds NVIDIA's program variants with their PTX intrinsics (warp ballots, tensor products)
-/// emulated (`-D CLPIX_WARP_EMULATED=1`), so that their logic runs on any device; any build
-/// options already given (the variants' switches) stay. Call it before any engine exists.
-pub fn emulate_nvidia_intrinsics() {
-    let given = std::env::var("CLPIX_BUILD_OPTIONS").unwrap_or_default();
-    std::env::set_var(
-        "CLPIX_BUILD_OPTIONS",
-        format!("{given} -D CLPIX_WARP_EMULATED=1"),
-    );
+/// Tuning that builds NVIDIA's program variants with their PTX intrinsics (warp ballots,
+/// tensor products) emulated, so that their logic runs on any device.
+pub fn emulated() -> clpix::Tuning {
+    let mut t = clpix::Tuning::default();
+    t.emulate_nvidia = true;
+    t
 }
 
 /// A fresh folder holding a flat copy of the kernel sources (`common.h` and every `.cl` file,

@@ -70,7 +70,7 @@ pub(super) fn cl_passes<S, D>(
         return cl.finish(&events);
     }
     let settings = match kind {
-        "u8" => GpuSettings::from_env()?,
+        "u8" => GpuSettings::of(&cl.tuning.blur),
         _ => GpuSettings::default(),
     };
     let choice = match kind {

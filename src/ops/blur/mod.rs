@@ -24,109 +24,40 @@
 //!   an image without pixels. Sigma ≤ 0, NaN or infinite is an error when the blur runs.
 //!
 //! # Method
-//! CPU (rayon): bands of rows in parallel; in each band, column strips one after the other, each
-//! with a ring of `2w + 1` horizontally filtered rows (as OpenCV does) so that the intermediate
-//! never leaves the cache: strips as wide as a 512 KiB ring allows (whole rows at small radii),
-//! ring rows padded so that they are never a power of two bytes apart (8 KiB apart, they had
-//! shared cache sets and made w = 25 1.7× slower). The row loops work on blocks of 64 channel values
-//! (AVX-512/AVX2 through `multiversion!`) and use the symmetry of the integer weights to halve
-//! the multiplies (exact in integers); interior strips are read in place, edge strips through a
-//! padded copy of the row. When `2w` is large against the band height, the whole intermediate
-//! is computed once instead. Large results are allocated with transparent huge pages on Linux.
+//! CPU (rayon): bands of rows in parallel, each walking column strips with a ring of `2w + 1`
+//! horizontally filtered rows (as OpenCV does; ring at most 512 KiB, rows padded never to be a
+//! power of two bytes apart), so the intermediate stays in cache; row loops on blocks of 64
+//! channel values (AVX-512/AVX2, `multiversion!`) use the weights' symmetry to halve the
+//! multiplies. Large results get transparent huge pages on Linux.
 //!
-//! OpenCL (`blur.cl`), GPUs: two passes with the intermediate (u16 `t`, or f32) in a device
-//! buffer. The horizontal pass runs row tiles of 128 work-items × 4 pixels that load the tile
-//! and its `2w` halo into local memory in as many steps as needed (the method of the seed);
-//! when the tile does not fit the device's local memory a variant reads global memory
-//! directly. The vertical pass gives each work-item one column of 8 output rows (coalesced
-//! across the work-group); the intermediate buffer is pooled between calls. For RGBA8, kernels
-//! built per radius (`-D CLPIX_VARIANT`) replace these generic passes where they win:
-//! - up to w = 2 one fused kernel, its state in registers: a group of 64 work-items owns 64 or
-//!   128 columns and walks a strip of rows, storing each input row once into local memory (the
-//!   next row's loads in flight during this row's arithmetic), filtering its columns
-//!   horizontally and adding each filtered value into the accumulators of the `2w + 1` output
-//!   rows it belongs to, whose oldest is then written: 8 bytes of DRAM traffic a pixel instead
-//!   of 24. On an H100 (8192²) it took 0.43 / 0.72 / 0.98 ms at w = 2 / 4 / 6 against
-//!   0.86 / 1.04 / 1.25 ms for the generic passes; at w = 8 the accumulators crowd the
-//!   registers and it lost (1.57 / 1.46 ms).
-//! - from w = 3 to 20 the fused band kernel, also 8 bytes a pixel: a group owns a band of 32 to
-//!   256 columns and walks a strip of rows R at a time (R = 4 to 32). Each step stores its R
-//!   input rows (loaded during the previous step) into a local tile as f32, filters them
-//!   horizontally as the radius-built horizontal pass below does, into a local ring of the last
-//!   `2w + R` filtered rows, and then filters the ring vertically: each work-item reads 1 to 4
-//!   channels of one column of the ring once and writes the R output rows they complete. On an
-//!   H200 (8192², final kernel): 0.50 / 0.67 / 0.84 / 1.10 / 1.36 / 1.83 ms at
-//!   w = 4 / 6 / 8 / 12 / 16 / 20,
-//!   against 0.72 / 0.97 ms for the fused kernel at w = 4 / 6 and 1.27 / 1.58 / 1.97 / 2.25 ms
-//!   for the radius-built passes from w = 8; at w = 25 the radius-built passes win (2.66 ms
-//!   against 2.85 ms for the band kernel's best shape then).
-//! - from w = 21 to 32 two passes: the horizontal one keeps its tile as f32 (each pixel
-//!   converted once) and filters 4 or 8 neighbouring pixels a work-item from a sliding window
-//!   in registers with f32 multiply-adds, exact because every product and sum is an integer
-//!   below 2^24; the vertical one keeps a ring of the last `2w + 1` rows (and 4 loaded ahead)
-//!   of 1 to 4 channels of a column in registers and multiplies once a pair of rows (the
-//!   weights are symmetric). On an H200 (8192²): 1.27 / 1.57 / 1.97 / 2.66 ms at
-//!   w = 8 / 12 / 16 / 25 against 1.45 / 1.92 / 2.39 / 3.46 ms for the generic passes.
-//! - on NVIDIA GPUs (compute capability 8.0 and later) from w = 6 to 64 the radius-built passes
-//!   run on the tensor cores instead (from w = 33 in place of the generic passes; their
-//!   programs beyond w = 32 hold these passes only, so both run there or neither) (`blur_hm_u8`, `blur_vm_u8`): integer matrix products
-//!   (`mma.sync` on 8-bit integers, inline PTX) of a band of the weights with 32 pixels or
-//!   rows, exact because every 16-bit weight and intermediate value is split into its two
-//!   bytes and every partial sum stays below 2^22. The CUDA cores' arithmetic could not reach
-//!   the target: a probe of the taps alone (no loads) took 0.50 ms (horizontal, f32) + 0.55 ms
-//!   (vertical, integers) at w = 25 on an H200, above the 1.0 ms that 20× CuPy asks for. On an
-//!   H200 (8192², 2026-11-24, before the loads a block ahead): 0.70 ms from w = 3 to 16 and
-//!   0.89 ms at w = 20 to 25 (1.03 ms before the last chunk of an odd number of halves took
-//!   the k16 instruction), against 0.84 / 1.10 / 1.36 / 1.83 ms for the band kernel at
-//!   w = 8 / 12 / 16 / 20 and 2.64 ms for the other radius-built passes at w = 25; at w = 6
-//!   the band kernel still wins (0.66 ms).
-//!   Each pass loads its next half of 16 pixels or rows a block ahead: 0.649–0.650 ms at
-//!   w = 8 and 0.776–0.782 at w = 25 (0.702–0.706 and 0.887–0.891 without). Both passes in
-//!   one kernel, the intermediate rows in a local tile (8 bytes of DRAM traffic a pixel
-//!   instead of 24; branch `experiment/tensor-fused`), took 0.671–0.676 ms at w = 8 (slower
-//!   with its loads a step ahead, 0.698–0.704) and 1.14 ms at w = 20 and 25: the passes are
-//!   not bound by DRAM (at w = 8 each moved 12 bytes a pixel at 2.2–2.4 TB/s).
-//!   Three changes on 2026-11-24 took w = 8 from 0.65 to 0.52 ms (H200, 8192², both passes):
-//!   a block's window starts w rows (rounded up to 4) above it rather than a whole half, so up
-//!   to w = 8 it reads 2 halves (one k32 product) instead of 3 (0.589–0.595 ms; vertical
-//!   pass 0.31 → 0.26); neighbouring groups of the horizontal pass take neighbouring strips of
-//!   the same rows rather than the strip below (0.561–0.564; horizontal 0.316 → 0.285); and
-//!   strips by radius ([`tensor_blocks`]: 64 pixels for the horizontal pass up to w = 8, 0.516–
-//!   0.518). w = 25 went from 0.78 to 0.69 ms. Loading 2, 3 or 4 blocks ahead (0.678 / 0.678 /
-//!   0.696 against 0.654 ms then), 8-byte stores in the vertical pass, 16-byte aligned loads
-//!   in the horizontal one, register caps (`-cl-nv-maxrregcount=` 64 / 96 / 128: no change,
-//!   since driver 580 applies no cap, see `compact`; the passes use 62 and 72 registers at
-//!   w = 8) and the vertical pass walking its strips bottom first (to meet the horizontal
-//!   pass's last rows in L2) made no difference or lost.
+//! OpenCL (`blur.cl`), GPUs: the generic passes keep the intermediate (u16 `t`, or f32) in a
+//! pooled device buffer; the horizontal one loads row tiles and their `2w` halo into local
+//! memory, the vertical one gives each work-item a column of 8 output rows. For RGBA8, kernels
+//! built per radius (`-D CLPIX_VARIANT`) replace them:
+//! - w ≤ 2: one fused kernel, its state in registers (beyond, the accumulators crowd them): each
+//!   input row is filtered once and added into its `2w + 1` output rows; 8 bytes a pixel, not 24.
+//! - w = 3–20: the fused band kernel, also 8 bytes a pixel: a group walks a band of columns
+//!   R rows a step, filtering horizontally into a local ring of `2w + R` rows, then vertically.
+//! - w = 21–32: two radius-built passes, the horizontal one with f32 multiply-adds on a register
+//!   window (exact: every product and sum is an integer below 2^24), the vertical one with a
+//!   register ring of rows, one multiply a pair of rows.
+//! - NVIDIA (compute capability 8.0+), w = 6–64: the radius-built passes on the tensor cores
+//!   (`blur_hm_u8`, `blur_vm_u8`; `mma.sync` on 8-bit integers of a band of the weights with 32
+//!   pixels or rows), exact since every 16-bit value is split into its two bytes and every
+//!   partial sum stays below 2^22; each pass loads its next block ahead, strips by radius
+//!   ([`tensor_blocks`]).
 //!
-//! `CLPIX_BLUR_GPU=registers`, `band`, `radius` or `two-pass` forces one;
-//! `CLPIX_BLUR_COLUMNS=1|2` the columns a work-item of the fused kernel takes (2 up to w = 4 by
-//! default), `CLPIX_BLUR_BAND` the band kernel's shape, `CLPIX_BLUR_CHANNELS` and
-//! `CLPIX_BLUR_HPIXELS` the shapes of the radius-built passes, `CLPIX_BLUR_TENSOR=0|1|horizontal|
-//! vertical` which of them run on the tensor cores. A device that cannot build a
-//! per-radius kernel (or hold the band kernel's local arrays) runs the radius-built or generic
-//! passes, with the same bits; a kernel forced by `CLPIX_BLUR_GPU` that does not build is an
-//! error instead, and so is a value of these variables that is not one of theirs
-//! ([`Error::InvalidEnvironment`]), so that a measurement or a test never runs another kernel
-//! unnoticed.
-//! CPU devices (PoCL): one fused kernel per group of rows with a ring of filtered rows per
-//! column strip, like the rayon path, in explicit 16-wide vectors; two passes when the radius is
-//! too large for the rows of a group.
+//! `CLPIX_BLUR_*` force a kernel or its shape (docs/tuning.md); a forced kernel that does not
+//! build, or a value not among a variable's, is an error ([`Error::InvalidEnvironment`]). A device
+//! that cannot build a per-radius kernel runs the radius-built or generic passes, same bits.
+//! CPU devices (PoCL) run one fused kernel with a ring per column strip, like the rayon path.
 //!
-//! Images whose intermediate does not fit one device buffer (8 bytes a pixel for RGBA8, 16
-//! for f32; PoCL allows 1 GiB, [`EngineConfig::max_buffer_bytes`](crate::EngineConfig) caps
-//! it lower) are blurred in bands of output rows, with the same bits. For each band the host
-//! gathers the input rows the band needs — its rows and a halo of `w` rows above and below,
-//! each halo row mapped through the border ([`Border::map`]: the true neighbouring rows inside
-//! the image, reflected or wrapped rows at the real top and bottom for any radius, zero rows
-//! for [`Border::Zero`]) — into one contiguous staging window; the device filters the window
-//! horizontally and adds the vertical taps into the band's accumulator. When the window of
-//! `2w + 1` rows does not fit a buffer, the taps are taken in chunks, in tap order (exact for
-//! f32 too), each chunk with its own window. Every buffer of a band takes at most 16 bytes a
-//! pixel, so one row of the image must fit: else [`Error::TooLargeForDevice`] naming "one
-//! image row". Inputs held in several device parts are read back to the host for the
-//! gathering, and [`Engine::gaussian_blur_device`] uploads a banded result again in the parts
-//! that [`Engine::upload`] makes.
+//! Images whose intermediate does not fit one device buffer are blurred in bands of output rows,
+//! same bits: the host gathers each band's rows and a `w`-row halo mapped through the border
+//! ([`Border::map`]) into one window (taps in chunks, in tap order, when it does not fit); one
+//! image row must fit, else [`Error::TooLargeForDevice`].
+//!
+//! Measured figures and what was tried and dropped: docs/performance.md.
 
 use crate::cl::{Arg, ClEngine, Kernel, ProgramId};
 use crate::cpu::{advise_huge_pages, alloc_zeroed};

@@ -2,6 +2,7 @@
 //! device's sizes and the tuning.
 
 use super::*;
+use crate::config::{BlurKernel, BlurTuning};
 
 /// Work-items of a GPU tile (fixed: PoCL and drivers specialise on it) and pixels per item.
 pub(super) const TILE_ITEMS: usize = 128;
@@ -64,10 +65,9 @@ pub(super) fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32)
     strip_rows(w, 2 * w as usize + 1, target, xg, height, compute_units)
 }
 
-/// The GPU RGBA8 blur's tuning variables, read at each call (a test or a measurement sets them
-/// between calls). A value that is not one of those listed is an
-/// [`Error::InvalidEnvironment`]: a misspelt variable must not measure or test the default
-/// kernels unnoticed.
+/// The GPU RGBA8 blur's settings, from the engine's tuning (`CLPIX_BLUR_*`, read and checked
+/// when the engine is made: a misspelt value must not measure or test the default kernels
+/// unnoticed).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct GpuSettings {
     /// `CLPIX_BLUR_GPU=registers|band|radius|two-pass`: the kernels forced (`auto`, the
@@ -87,89 +87,32 @@ pub(super) struct GpuSettings {
 }
 
 impl GpuSettings {
-    pub(super) fn from_env() -> Result<GpuSettings> {
-        let kernel = env_setting(
-            "CLPIX_BLUR_GPU",
-            "auto, registers, band, radius or two-pass",
-            |v| match v {
-                "auto" => Some(None),
-                "registers" => Some(Some(GpuBlur::FusedRegisters)),
-                "band" => Some(Some(GpuBlur::Band)),
-                "radius" => Some(Some(GpuBlur::RadiusPasses)),
-                "two-pass" => Some(Some(GpuBlur::TwoPass)),
-                _ => None,
-            },
-        )?
-        .flatten();
-        let columns = env_setting("CLPIX_BLUR_COLUMNS", "1 or 2", |v| match v {
-            "1" => Some(1),
-            "2" => Some(2),
-            _ => None,
-        })?;
-        let band = env_setting(
-            "CLPIX_BLUR_BAND",
-            "T,C,P,R[,S]: T work-items (128 or 256), C channels (1, 2 or 4) with T × C / 4 a \
-             multiple of P, P pixels (4 or 8), R rows (4, 8, 16 or 32), S rows a strip",
-            BandShape::parse,
-        )?;
-        let channels = env_setting("CLPIX_BLUR_CHANNELS", "1, 2 or 4", |v| match v {
-            "1" => Some(1),
-            "2" => Some(2),
-            "4" => Some(4),
-            _ => None,
-        })?;
-        let hpixels = env_setting("CLPIX_BLUR_HPIXELS", "4 or 8", |v| match v {
-            "4" => Some(4),
-            "8" => Some(8),
-            _ => None,
-        })?;
-        let tensor = env_setting("CLPIX_BLUR_TENSOR", "0, 1, horizontal or vertical", |v| {
-            let (horizontal, vertical) = match v {
-                "0" => (false, false),
-                "1" => (true, true),
-                "horizontal" => (true, false),
-                "vertical" => (false, true),
-                _ => return None,
-            };
-            Some(TensorPasses {
+    /// The settings an engine's tuning asks for (`CLPIX_BLUR_*`, checked when read).
+    pub(super) fn of(t: &BlurTuning) -> GpuSettings {
+        GpuSettings {
+            kernel: t.kernel.map(|k| match k {
+                BlurKernel::Registers => GpuBlur::FusedRegisters,
+                BlurKernel::Band => GpuBlur::Band,
+                BlurKernel::Radius => GpuBlur::RadiusPasses,
+                BlurKernel::TwoPass => GpuBlur::TwoPass,
+            }),
+            columns: t.columns.map(|c| c as usize),
+            band: t.band.map(|b| {
+                BandShape::new(
+                    b.threads() as usize,
+                    b.channels() as usize,
+                    b.pixels() as usize,
+                    b.rows() as usize,
+                    b.strip() as usize,
+                )
+            }),
+            channels: t.channels,
+            hpixels: t.hpixels,
+            tensor: t.tensor.map(|(horizontal, vertical)| TensorPasses {
                 horizontal,
                 vertical,
-            })
-        })?;
-        Ok(GpuSettings {
-            kernel,
-            columns,
-            band,
-            channels,
-            hpixels,
-            tensor,
-        })
-    }
-}
-
-/// The tuning variable `var` parsed by `parse`: `None` when it is unset or blank, an
-/// [`Error::InvalidEnvironment`] saying `expected` when `parse` refuses it.
-pub(super) fn env_setting<T>(
-    var: &'static str,
-    expected: &'static str,
-    parse: impl Fn(&str) -> Option<T>,
-) -> Result<Option<T>> {
-    match std::env::var(var) {
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(v)) => Err(Error::InvalidEnvironment {
-            var,
-            value: v.to_string_lossy().into_owned(),
-            expected,
-        }),
-        Ok(v) if v.trim().is_empty() => Ok(None),
-        Ok(v) => match parse(v.trim()) {
-            Some(t) => Ok(Some(t)),
-            None => Err(Error::InvalidEnvironment {
-                var,
-                value: v,
-                expected,
             }),
-        },
+        }
     }
 }
 
@@ -301,36 +244,6 @@ impl BandShape {
             pixels,
             rows,
             strip,
-        }
-    }
-
-    /// `T,C,P,R[,S]` (`CLPIX_BLUR_BAND`), `None` unless the kernel can take that shape: T
-    /// work-items (128 or 256), C channels (1, 2 or 4), P pixels (4 or 8) with T × C / 4 a
-    /// multiple of P, R rows (4, 8, 16 or 32) and S rows a strip (256 when left out).
-    pub(super) fn parse(v: &str) -> Option<BandShape> {
-        let n = v
-            .split(',')
-            .map(|x| x.trim().parse::<usize>().ok())
-            .collect::<Option<Vec<usize>>>()?;
-        match n.as_slice() {
-            &[t, c, p, r, ref rest @ ..]
-                if [128, 256].contains(&t)
-                    && [1, 2, 4].contains(&c)
-                    && [4, 8].contains(&p)
-                    && [4, 8, 16, 32].contains(&r)
-                    && t * c / 4 % p == 0
-                    && rest.len() <= 1
-                    && rest.iter().all(|&s| s > 0) =>
-            {
-                Some(BandShape::new(
-                    t,
-                    c,
-                    p,
-                    r,
-                    rest.first().copied().unwrap_or(256),
-                ))
-            }
-            _ => None,
         }
     }
 

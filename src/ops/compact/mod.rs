@@ -23,73 +23,38 @@
 //!   write their pixels in parallel. The sort is a parallel stable counting sort: each piece
 //!   counts its kept pixels per luminance, the counts are scanned in the order (L descending,
 //!   piece), and each piece writes its pixels to their bins.
-//! - **OpenCL** (`compact.cl`): (1) each work-group counts the kept pixels of its contiguous
-//!   range; (2) exclusive scan of the group counts (on GPUs each group of the relocation adds up
-//!   the counts before its own instead, which saves a kernel); (3) each group relocates its kept
-//!   pixels in tiles, staged through local memory and written out coalesced. On NVIDIA GPUs (the
-//!   `compact` program variant 1, where it builds; `CLPIX_COMPACT_RELOCATE=group|warp` forces
-//!   one) each warp counts and relocates its own segment of the group's range, ranking with
-//!   warp ballots in inline PTX, with no work-group barrier, and the relocation sums the counts
-//!   of the groups before its own, so no scan kernel runs: on the H200, 0.207–0.217 ms for an
-//!   8192² compacted image against 0.229–0.231 for the portable kernels (CUB 0.172–0.177:
-//!   reading the image twice, count then relocate, keeps us short of it: the relocation alone
-//!   runs at the copy ceiling, 0.124 ms for its 512 MiB against 0.132 for `cudaMemcpy` of
-//!   256 MiB each way, and a count must read 256 MiB, 0.071 ms for CUB's `DeviceReduce::Sum`,
-//!   so two passes cannot beat 0.195 ms, 0.9× CUB). A relocation segment (warp kernels) or
-//!   group (portable ones) that keeps nothing writes nothing and returns (white spots on
-//!   black: 0.157–0.160 → 0.103 ms).
-//!   **Opt-in single pass** (`CLPIX_COMPACT_RELOCATE=lookback`, same program variant, needs
+//! - **OpenCL** (`compact.cl`), scan order: (1) each work-group counts the kept pixels of its
+//!   contiguous range; (2) an exclusive scan of the group counts (on GPUs each relocating group
+//!   adds up the counts before its own instead, saving a kernel); (3) each group relocates its
+//!   kept pixels in tiles staged through local memory, written out coalesced. On NVIDIA GPUs
+//!   (program variant 1, where it builds; `CLPIX_COMPACT_RELOCATE=group|warp` forces one) each
+//!   warp counts and relocates its own segment, ranking with warp ballots in inline PTX, without
+//!   work-group barriers. A segment or group that keeps nothing writes nothing and returns.
+//! - **Opt-in single pass** (`CLPIX_COMPACT_RELOCATE=lookback`, needs
 //!   `cl_khr_int64_base_atomics`): work-group t ranks and stages the kept pixels of tile t,
 //!   publishes their count, finds its offset by a decoupled look-back over its predecessors'
 //!   words *with fallback* (a predecessor silent after 32 re-reads is counted by the group
 //!   itself, so no group ever waits on another and no forward progress is assumed), publishes
-//!   its inclusive prefix and writes. The image is read once: 0.142–0.148 ms on the H200,
-//!   1.18× CUB (`compact` with indices 0.216–0.221 against 0.264–0.266). Each word carries the
-//!   launch's epoch, so the words are never cleared. Not the default: issue 4 asks for a
-//!   reduce-then-scan by default. A GPU sorts in two stable LSD radix passes of 5 bits of the bin
-//!   `1023 - L` (pass 1 reads the image and keeps, pass 2 reads pass 1's output): per pass a digit
-//!   histogram per group, a scan of the `digits × groups` counts, and a scatter that ranks each
-//!   tile of 16 pixels per work-item in local memory (a counter per digit and work-item, two to a
-//!   word), stages the tile and its digits (each computed once) in digit order and writes runs of
-//!   equal digit coalesced (a one-pass counting sort over the 1024 bins, whose writes went one
-//!   pixel to a place, took 1.32 ms against 0.82 ms on the H200; the two passes now take 0.66 ms in
-//!   all; one ranked per warp with NVIDIA's warp intrinsics in inline PTX, staged and written in
-//!   runs, took 0.65–0.68 ms, no faster: branch `experiment/warp-sort`; the radix passes a segment
-//!   a warp, each pixel stored straight to its digit's place, took 1.12 ms:
-//!   `experiment/warp-radix`). A group whose kept pixels share one digit in a pass (all of a
-//!   constant image's; in pass 2 all where the kept luminances share their high 5 bits, as
-//!   above threshold 991) is not ranked: `radix_hist` marks it, `radix_scatter` leaves it to
-//!   `radix_single`, which copies it to its digit's place in scan order, and a group that keeps
-//!   nothing returns at once (H200, 8192²: constant image 1.105 → 0.517 ms, white spots on
-//!   black 0.31 → 0.18 ms; the random image pays 0.007–0.009 ms a pass for `radix_single`'s
-//!   launch: 0.654 → 0.666). Pass 2 reads its length, pass 1's count, on the device, so the
-//!   host enqueues both passes without waiting between them, and the digit counts are scanned
-//!   by one work-group in one kernel (H200, before `radix_single`: 0.651–0.655 ms of kernels,
-//!   0.683–0.689 from the first one's start to the last one's end, against 0.767–0.775 with
-//!   the host's read between the passes and three scan kernels a pass; CUB's select and radix
-//!   sort 0.750–0.752). The relocation and the scatter are each built twice, with and without
-//!   indices, so that the pixels-only copy (`compacted_image`) does no index work.
-//!   A GPU writes compact records (the u32 part-local index and the u32 pixel: 8 bytes a hit
-//!   over the bus); x, y and L are derived on the host. On CPU devices each work-item walks a
-//!   contiguous range instead (`CLPIX_CONTIGUOUS`), sorts by a stable counting sort over the
-//!   luminance bins, computes the bins of a block of pixels in one vectorised loop before
-//!   placing them, and writes whole `PixelHit`s straight into the result's memory
-//!   (`CL_MEM_USE_HOST_PTR`): on PoCL 3.1 the 16-byte copy of 8 million hits into fresh pages
-//!   had cost as much as the kernels.
-//! - **Tried and dropped** for the GPU compactions (issue 4's notes have the tables): the
-//!   count and the relocation in L2-sized chunks of the image, so that the relocation reads
-//!   from L2 (H100: 0.46 ms in 16 MiB chunks, 0.34 in 48 MiB ones, against 0.27 in one launch:
-//!   each launch's ramp and tail cost more than L2 saves); the radix scatter ranked with warp
-//!   ballots, a counter per digit and warp (H100, sorted compacted image: 0.711 against
-//!   0.700 ms); the digit counts by warp ballots, without atomics (H200, pass 1: 0.156 against
-//!   0.119 ms, on a constant image too); 8 pixels a work-item in the radix scatter (80
-//!   registers rather than 128, H200: 0.71 against 0.68 ms). NVIDIA's driver 580 accepts
-//!   `-cl-nv-maxrregcount=N` but applies no cap (ptxas reports the same registers) and
-//!   refuses `-cl-nv-maxrregcount N`: a register cap cannot be tried through OpenCL there.
+//!   its inclusive prefix and writes; each word carries the launch's epoch, so words are never
+//!   cleared. Not the default: issue 4 asks for a reduce-then-scan by default.
+//! - **Sorted, on a GPU**: two stable LSD radix passes of 5 bits of the bin `1023 - L` (pass 1
+//!   reads the image and keeps, pass 2 reads pass 1's output): per pass a digit histogram per
+//!   group, one kernel scanning the `digits × groups` counts, and a scatter that ranks each tile
+//!   of 16 pixels a work-item in local memory, stages it in digit order and writes runs of equal
+//!   digit coalesced. A group whose kept pixels share one digit is not ranked: `radix_hist` marks
+//!   it and `radix_single` copies it in scan order. Pass 2 reads its length on the device, so the
+//!   host enqueues both passes without waiting.
+//! - The relocation and the scatter are built with and without indices, so `compacted_image`
+//!   does no index work. A GPU writes 8-byte records (part-local index, pixel) and the host
+//!   derives x, y and L. CPU devices (PoCL, `CLPIX_CONTIGUOUS`) walk a contiguous range a
+//!   work-item, sort by a stable counting sort over the bins and write whole `PixelHit`s
+//!   straight into the result's memory (`CL_MEM_USE_HOST_PTR`).
 //! - **Scan** on OpenCL: reduce-then-scan (sum per group, scan of the group sums by one group,
 //!   rescan of each group's range from its offset); no single-pass look-back (OpenCL does not
 //!   promise forward progress between work-groups: issue 4 keeps the single pass opt-in, and
 //!   only for the compaction above).
+//!
+//! Measured figures and what was tried and dropped: docs/performance.md.
 
 use crate::cl::{u32_arg, Kernel, ProgramId};
 use crate::cl::{Arg, ClEngine};

@@ -2,6 +2,7 @@
 //! and the tuning.
 
 use super::*;
+use crate::config::CompactRelocation;
 
 /// `compact_relocate_warps` compact in scan order a segment a warp, ranked with NVIDIA's warp
 /// ballots (inline PTX), with no work-group barrier; `compact_lookback` ranks the same way in
@@ -39,20 +40,11 @@ pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
     if cl.grid.contiguous {
         return Ok(Relocation::Group);
     }
-    let forced = match std::env::var("CLPIX_COMPACT_RELOCATE") {
-        Err(_) => None,
-        Ok(v) => match v.as_str() {
-            "group" => return Ok(Relocation::Group),
-            "warp" => Some(Relocation::Warp),
-            "lookback" => Some(Relocation::LookBack),
-            _ => {
-                return Err(Error::InvalidEnvironment {
-                    var: "CLPIX_COMPACT_RELOCATE",
-                    value: v,
-                    expected: "group, warp or lookback",
-                })
-            }
-        },
+    let forced = match cl.tuning.compact_relocate {
+        None => None,
+        Some(CompactRelocation::Group) => return Ok(Relocation::Group),
+        Some(CompactRelocation::Warp) => Some(Relocation::Warp),
+        Some(CompactRelocation::LookBack) => Some(Relocation::LookBack),
     };
     let value = match forced {
         Some(Relocation::LookBack) => "lookback",

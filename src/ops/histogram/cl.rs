@@ -2,23 +2,6 @@
 
 use super::*;
 
-/// `CLPIX_HISTOGRAM_REPLICAS`, read once: local copies per work-group on GPUs.
-pub(super) fn replicas_setting() -> Result<usize> {
-    static R: OnceLock<Result<usize>> = OnceLock::new();
-    R.get_or_init(|| match std::env::var("CLPIX_HISTOGRAM_REPLICAS") {
-        Err(_) => Ok(1),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(r @ (1 | 2 | 4 | 8)) => Ok(r),
-            _ => Err(Error::InvalidEnvironment {
-                var: "CLPIX_HISTOGRAM_REPLICAS",
-                value: v,
-                expected: "1, 2, 4 or 8",
-            }),
-        },
-    })
-    .clone()
-}
-
 /// Work-groups for `n` pixels: enough to fill the device; on GPUs at least 64 pixels per
 /// work-item, so that zeroing and merging the local copies is amortised. `scratch` is the local
 /// memory of one group: above 16 KiB the grid shrinks so that its groups (8 per compute unit
@@ -45,7 +28,7 @@ pub(super) fn cl_histogram(
         // Two sub-tables, SUB counters apart (see histogram.cl).
         (1, 2 * SUB * 4)
     } else {
-        let mut r = replicas_setting()?;
+        let mut r = cl.tuning.histogram_replicas.unwrap_or(1) as usize;
         while r > 1 && (r * BINS * 4) as u64 > cl.info.local_mem_bytes {
             r /= 2;
         }

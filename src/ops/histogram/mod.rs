@@ -35,11 +35,11 @@ use crate::cl::{Arg, ClEngine, Kernel};
 use crate::cpu::PIECE;
 use crate::device::ImageInput;
 use crate::engine::{Engine, HostPixels};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::image::{check_pixel_count, ImageView};
 use image::{Rgba, RgbaImage};
 use rayon::prelude::*;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Number of counters of either histogram.
 const BINS: usize = 1024;

@@ -1,0 +1,343 @@
+//! Kernel variants and settings given to engines through [`clpix::Tuning`] (what the
+//! `CLPIX_*` tuning variables set), each against the CPU path, exactly, on every OpenCL device:
+//! NVIDIA's warp compaction forced (refused elsewhere), emulated, and as the single pass with
+//! its fallback forced; the sorted compaction's radix scatter in half tiles, as for 32 KiB of
+//! local memory; the blur's tensor-core passes emulated; every per-radius GPU blur kernel and
+//! shape; a per-radius program that does not build (the blur falls back); transfers through
+//! small staging slots. One binary: each test gives its engines their own tuning, so no test
+//! sets a process-wide variable.
+
+mod common;
+
+use clpix::{BlurBand, BlurKernel, Border, CompactOrder, CompactRelocation, Engine, Error};
+use clpix::{GaussianBlur, Staging, Tuning};
+use common::*;
+
+fn is_nvidia(e: &Engine) -> bool {
+    e.device().is_some_and(|d| d.platform.contains("NVIDIA"))
+}
+
+fn relocate(mut t: Tuning, r: CompactRelocation) -> Tuning {
+    t.compact_relocate = Some(r);
+    t
+}
+
+/// NVIDIA's warp kernels forced: on an NVIDIA GPU they give the CPU path's result; on any
+/// other device (without the emulated intrinsics) the call is an error that names the variable,
+/// never a build by a compiler that does not know their PTX (PoCL 3.1 built it into wrong code,
+/// PoCL 5 aborted).
+#[test]
+fn forced_warp_kernels_run_on_nvidia_and_are_refused_elsewhere() {
+    let img = make_image(1024, 700, 0, Content::Random, 5);
+    let expected = Engine::cpu().compact(img.view(), 400).unwrap();
+    let tuning = relocate(Tuning::default(), CompactRelocation::Warp);
+    let engines = gpu_layout_engines_tuned(&tuning);
+    assert!(!engines.is_empty() || std::env::var_os("CLPIX_REQUIRE_OPENCL").is_none());
+    for e in &engines {
+        match e.compact(img.view(), 400) {
+            Ok(hits) => {
+                assert!(is_nvidia(e), "{}: ran the warp kernels", e.backend());
+                assert!(hits == expected, "{}: hits", e.backend());
+            }
+            Err(Error::InvalidEnvironment { var, .. }) => {
+                assert!(!is_nvidia(e), "{}: refused", e.backend());
+                assert_eq!(var, "CLPIX_COMPACT_RELOCATE");
+            }
+            Err(other) => panic!("{}: {other}", e.backend()),
+        }
+    }
+}
+
+/// The warp relocation with its intrinsics emulated in local memory, on every device.
+#[test]
+fn emulated_warp_relocation_matches_cpu() {
+    let tuning = relocate(emulated(), CompactRelocation::Warp);
+    check_warp_compaction(&gpu_layout_engines_tuned(&tuning), |_| false, "emulated");
+}
+
+/// The single-pass scan-order compaction (a decoupled look-back with fallback): natively on
+/// NVIDIA GPUs (refused elsewhere), then emulated on every device, first as it runs, then with
+/// the words of odd tiles never trusted and no re-reads, so that the fallback (a group counting
+/// a predecessor's tile itself) decides most offsets.
+#[test]
+fn single_pass_compaction_matches_cpu() {
+    let native = relocate(Tuning::default(), CompactRelocation::LookBack);
+    check_warp_compaction(
+        &gpu_layout_engines_tuned(&native),
+        |e| !is_nvidia(e),
+        "native",
+    );
+    let tuning = relocate(emulated(), CompactRelocation::LookBack);
+    check_warp_compaction(&gpu_layout_engines_tuned(&tuning), |_| false, "emulated");
+    let mut fallback = tuning;
+    fallback.build_options = "-D CLPIX_LOOKBACK_SPIN=0 -D CLPIX_LOOKBACK_DISTRUST_ODD=1".into();
+    check_warp_compaction(&gpu_layout_engines_tuned(&fallback), |_| false, "fallback");
+}
+
+/// The sorted compaction's radix scatter with half tiles (`RADIX_PER=8`), as built for GPUs
+/// with 32 KiB of local memory.
+#[test]
+fn sorted_compaction_with_half_tiles_matches_cpu() {
+    let mut tuning = Tuning::default();
+    tuning.build_options = "-D RADIX_PER=8u".into();
+    let engines = gpu_layout_engines_tuned(&tuning);
+    let cpu = Engine::cpu();
+    let cases = [
+        (333, 77, Content::Random, 100),
+        (4097, 1, Content::Random, 0),
+        (64, 64, Content::Constant([10, 200, 30, 255]), 0),
+        (1, 1, Content::White, 1022),
+        (517, 300, Content::FewLevels, 400),
+        (
+            2048,
+            9,
+            Content::TwoColours([0, 0, 0, 255], [250, 250, 250, 255]),
+            512,
+        ),
+    ];
+    for (w, h, content, t) in cases {
+        let img = make_image(w, h, 8, content, 7);
+        let expected_hits = cpu.compact_sorted(img.view(), t).unwrap();
+        let expected_image = cpu
+            .compacted_image(img.view(), t, CompactOrder::LuminanceDescending)
+            .unwrap();
+        for e in &engines {
+            let hits = e.compact_sorted(img.view(), t).unwrap();
+            assert!(hits == expected_hits, "{} {w}×{h} t {t}: hits", e.backend());
+            let image = e
+                .compacted_image(img.view(), t, CompactOrder::LuminanceDescending)
+                .unwrap();
+            assert!(
+                image == expected_image,
+                "{} {w}×{h} t {t}: image",
+                e.backend()
+            );
+        }
+    }
+}
+
+/// The radius-built passes on the tensor cores, their intrinsics emulated, on every device.
+#[test]
+fn emulated_tensor_passes_match_cpu() {
+    let mut tuning = emulated();
+    tuning.blur.kernel = Some(BlurKernel::Radius);
+    tuning.blur.tensor = Some((true, true));
+    let engines = gpu_layout_engines_tuned(&tuning);
+    let cpu = Engine::cpu();
+    // Radii whose blocks read 2 to 9 halves of 16 rows (w = 1, 8; 17; 25, 32; 40; 48; 64: the
+    // largest the passes take; from 33 their programs hold no CUDA-core passes), each a
+    // program of its own to build (about 10 s on PoCL 3.1); images shorter than a block, than a
+    // half, rows not a multiple of 16, widths not a multiple of a warp's 8 pixels or a group's
+    // 32, strided.
+    let radii = [1u32, 8, 17, 25, 32, 40, 48, 64];
+    let fixed = [
+        (make_image(1, 1, 0, Content::White, 1), 1, Border::Clamp),
+        (
+            make_image(37, 5, 0, Content::Random, 2),
+            17,
+            Border::Reflect,
+        ),
+        (make_image(70, 83, 3, Content::Random, 3), 25, Border::Zero),
+        (make_image(33, 200, 0, Content::Random, 4), 32, Border::Wrap),
+        (
+            make_image(50, 130, 2, Content::Random, 7),
+            48,
+            Border::Reflect,
+        ),
+        (make_image(20, 3, 0, Content::Random, 8), 40, Border::Clamp),
+        (make_image(90, 150, 0, Content::Random, 9), 64, Border::Wrap),
+        (
+            make_image(
+                64,
+                48,
+                0,
+                Content::TwoColours([0, 0, 0, 255], [255, 255, 255, 255]),
+                5,
+            ),
+            8,
+            Border::Clamp,
+        ),
+        (make_image(9, 300, 1, Content::Random, 6), 8, Border::Clamp),
+    ];
+    for (img, radius, border) in &fixed {
+        let blur = GaussianBlur::new(*radius).border(*border);
+        let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+        for e in &engines {
+            let got = e.gaussian_blur(img.view(), &blur).unwrap();
+            assert!(got == expected, "{} {img:?} {blur:?}", e.backend());
+        }
+    }
+    let engines: Vec<&Engine> = engines.iter().collect();
+    random_blurs_match_cpu(&engines, &radii, 12, "tensor passes, emulated");
+}
+
+/// A kernel shape: the blur kernels forced and the settings beside them.
+fn shape(kernel: BlurKernel, set: impl Fn(&mut Tuning)) -> Tuning {
+    let mut t = Tuning::default();
+    t.blur.kernel = Some(kernel);
+    set(&mut t);
+    t
+}
+
+/// The GPU blur kernels built per radius: the fused kernel (built for radii 1 to 16; by
+/// default GPUs take it up to 2) with one and two columns a work-item; the band kernel (1 to
+/// 32; by default GPUs take it from 3 to 20) in its default shapes and two more; the
+/// radius-specialised two passes (1 to 32) by default and with 1, 2 and 4 channels a work-item
+/// of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass, each at a few
+/// radii that cover its shapes.
+#[test]
+fn per_radius_blur_kernels_match_cpu() {
+    let cpu = Engine::cpu();
+    // The fused kernel with one and two columns a work-item; the band kernel in its default
+    // shapes and in two more (256 work-items with one channel each; 32 rows a step, which the
+    // local memory of a GPU holds only halved at w = 25); the radius passes in their default
+    // shapes and with 1, 2 and 4 channels a work-item of the vertical pass and 4 or 8 pixels a
+    // work-item of the horizontal pass ((2, 8) and (4, 8) are no default; (1, 4) is one only
+    // for 9 <= w <= 12), those with the ring of rows in registers for the vertical pass where
+    // NVIDIA GPUs would take the tensor cores (their own test: blur_tensor_emulated). Each radius is a program of its own to build (seconds for the unrolled
+    // kernels, on each driver): each shape takes a few radii that cover it (the smallest, either
+    // side of the defaults' switches, the target's 8 and 25, the largest). About 40 programs:
+    // with 70, the GPU machine's NVIDIA and PoCL 5 drivers took over 250 s to build them.
+    let registers: &[u32] = &[1, 2, 3, 16];
+    let band: &[u32] = &[1, 3, 8, 9, 13, 20, 32];
+    let band_more: &[u32] = &[3, 8, 25];
+    let radius: &[u32] = &[1, 8, 9, 13, 25, 32];
+    let radius_more: &[u32] = &[1, 13, 25];
+    let passes = |c: u32, p: u32| {
+        shape(BlurKernel::Radius, move |t| {
+            t.blur.channels = Some(c);
+            t.blur.hpixels = Some(p);
+            t.blur.tensor = Some((false, false));
+        })
+    };
+    let band_shape = |s: &str| {
+        let b = BlurBand::parse(s).expect("a band shape");
+        shape(BlurKernel::Band, move |t| t.blur.band = Some(b))
+    };
+    let shapes: [(Tuning, &[u32]); 9] = [
+        (
+            shape(BlurKernel::Registers, |t| t.blur.columns = Some(1)),
+            registers,
+        ),
+        (
+            shape(BlurKernel::Registers, |t| t.blur.columns = Some(2)),
+            registers,
+        ),
+        (shape(BlurKernel::Band, |_| {}), band),
+        (band_shape("256,1,4,16"), band_more),
+        (band_shape("128,2,8,32,64"), band_more),
+        (shape(BlurKernel::Radius, |_| {}), radius),
+        (passes(1, 4), radius_more),
+        (passes(2, 8), radius_more),
+        (passes(4, 8), radius_more),
+    ];
+    for (tuning, radii) in shapes {
+        let engines = gpu_layout_engines_tuned(&tuning);
+        let engines: Vec<&Engine> = engines.iter().collect();
+        let label = format!("{:?}", tuning.blur);
+        // Two radii of the shape's for the fixed image below: the largest and a middle one.
+        let fixed = [radii[radii.len() - 1], radii[radii.len() / 2]];
+        random_blurs_match_cpu(&engines, radii, 16, &label);
+        // Rows of two horizontal tiles, strided, several strips of rows.
+        let img = make_image(1100, 270, 3, Content::Random, 11);
+        for (radius, border) in [(fixed[0], Border::Reflect), (fixed[1], Border::Zero)] {
+            let blur = GaussianBlur::new(radius).border(border);
+            let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+            for e in &engines {
+                let got = e.gaussian_blur(img.view(), &blur).unwrap();
+                assert!(got == expected, "{label} w = {radius}");
+            }
+        }
+    }
+}
+
+/// A compiler that cannot build the per-radius programs: the variant section of a copy of the
+/// kernels made invalid. The blur falls back to the generic two passes, with the same bits.
+#[test]
+fn per_radius_programs_that_do_not_build_fall_back() {
+    let cpu = Engine::cpu();
+    let dir = kernel_dir_copy("broken-variant", |name, text| {
+        if name == "blur.cl" {
+            let at = text.find("#ifdef CLPIX_VARIANT").unwrap() + "#ifdef CLPIX_VARIANT".len();
+            text.insert_str(at, "\nthis does not compile;\n");
+        }
+    });
+    let mut tuning = Tuning::default();
+    tuning.kernel_dir = Some(dir.clone());
+    let img = make_image(150, 40, 0, Content::Random, 7);
+    for e in gpu_layout_engines_tuned(&tuning) {
+        // The fused kernel (2), the band kernel (3, 9) and the radius-built passes (20) by
+        // default.
+        for radius in [2, 3, 9, 20] {
+            let blur = GaussianBlur::new(radius);
+            let got = e.gaussian_blur(img.view(), &blur);
+            let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+            assert!(
+                got.as_ref().ok() == Some(&expected),
+                "{}: {:?}",
+                e.backend(),
+                got.err()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Large transfers through pinned staging slots forced to 64 KiB, so that images cross many
+/// slots: round trips, blur, compaction, histogram and scan.
+#[test]
+fn staged_transfers_match_cpu() {
+    let mut tuning = Tuning::default();
+    tuning.staging = Staging::SlotKib(64);
+    let engines = opencl_engines_tuned(&tuning);
+    let cpu = Engine::cpu();
+    let images = [
+        make_image(1, 1, 0, Content::Random, 1),
+        // 65 536 + 4 bytes: one whole slot and 4 bytes.
+        make_image(16385, 1, 0, Content::Random, 2),
+        make_image(517, 300, 0, Content::Random, 3),
+        make_image(1031, 999, 12, Content::Random, 4),
+    ];
+    for img in &images {
+        let blur = GaussianBlur::new(3);
+        let expected_blur = cpu.gaussian_blur(img.view(), &blur).unwrap();
+        let expected_compact = cpu
+            .compacted_image(img.view(), 400, CompactOrder::LuminanceDescending)
+            .unwrap();
+        let expected_hits = cpu.compact(img.view(), 400).unwrap();
+        let expected_hist = cpu.histogram_rgba(img.view()).unwrap();
+        let packed = img.to_image();
+        let words: Vec<u32> = packed
+            .as_raw()
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let expected_scan = cpu.exclusive_scan(&words).unwrap();
+        for e in &engines {
+            let name = format!("{} {img:?}", e.backend());
+            let on_device = e.upload(img.view()).unwrap();
+            let back = e.download(&on_device).unwrap();
+            assert!(back == packed, "{name}: round trip");
+            let blurred = e.gaussian_blur(img.view(), &blur).unwrap();
+            assert!(blurred == expected_blur, "{name}: blur");
+            let compacted = e
+                .compacted_image(&on_device, 400, CompactOrder::LuminanceDescending)
+                .unwrap();
+            assert!(compacted == expected_compact, "{name}: compacted image");
+            assert!(
+                e.compact(img.view(), 400).unwrap() == expected_hits,
+                "{name}: hits"
+            );
+            assert_eq!(
+                e.histogram_rgba(img.view()).unwrap(),
+                expected_hist,
+                "{name}: histogram"
+            );
+            assert_eq!(
+                e.exclusive_scan(&words).unwrap(),
+                expected_scan,
+                "{name}: scan"
+            );
+        }
+    }
+}
