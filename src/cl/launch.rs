@@ -1,6 +1,6 @@
 //! Launches: kernel arguments, the kernel pool, enqueueing, waiting and kernel times.
 
-use super::{lock, ClEngine, Kernel, POCL_KERNEL_LOCK};
+use super::{lock, ClEngine, Defines, Kernel, POCL_KERNEL_LOCK};
 use crate::error::{Error, Result};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
@@ -58,7 +58,7 @@ impl ClEngine {
         global: usize,
         local: usize,
     ) -> Result<Event> {
-        self.launch_variant(kernel, 0, args, global, local)
+        self.launch_variant(kernel, Defines::NONE, args, global, local)
     }
 
     /// [`launch`](Self::launch) for a kernel of a program variant (see
@@ -66,7 +66,7 @@ impl ClEngine {
     pub(crate) fn launch_variant(
         &self,
         kernel: Kernel,
-        variant: u32,
+        variant: Defines,
         args: &[Arg],
         global: usize,
         local: usize,
@@ -128,7 +128,7 @@ impl ClEngine {
                     .map_err(|e| Error::cl("clWaitForEvents", e.0))?;
                 if let Some((start, end)) = kernel_interval(&event).filter(|_| profile) {
                     eprintln!(
-                        "clpix profile: {}/{name} variant {variant} global {global}: \
+                        "clpix profile: {}/{name} {variant} global {global}: \
                          {:.4} ms",
                         program.name(),
                         (end - start) as f64 / 1e6

@@ -34,7 +34,7 @@ use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use opencl3::types::cl_device_id;
 use opencl3::types::cl_mem;
-pub(crate) use program::{Kernel, ProgramId};
+pub(crate) use program::{Defines, Kernel, ProgramId};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -46,7 +46,7 @@ use transfer::{staging_slot, StagingSlot};
 static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
 
 /// A pooled kernel: its program, the program's variant and the kernel's name.
-type KernelKey = (ProgramId, u32, &'static str);
+type KernelKey = (ProgramId, Defines, &'static str);
 
 /// Idle scratch buffers by name, each with its element count.
 type ScratchPool = HashMap<&'static str, Vec<(usize, Buffer<u32>)>>;
@@ -70,7 +70,7 @@ pub(crate) struct ClEngine {
     /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
     /// checked against the device's own limit only: the cap shapes the plan, not bookkeeping.
     pub max_buffer_bytes: u64,
-    programs: Mutex<HashMap<(ProgramId, u32), Arc<Program>>>,
+    programs: Mutex<HashMap<(ProgramId, Defines), Arc<Program>>>,
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<KernelKey, Vec<ClKernel>>>,
@@ -78,7 +78,7 @@ pub(crate) struct ClEngine {
     scratch: Mutex<ScratchPool>,
     /// Build logs of program variants that did not build, so that a caller falling back to
     /// another kernel does not pay for the failed build again on every call.
-    failed_variants: Mutex<HashMap<(ProgramId, u32), String>>,
+    failed_variants: Mutex<HashMap<(ProgramId, Defines), String>>,
     /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
     /// buffer per call cost more than the kernel on a GPU.
     partials: Mutex<Vec<Buffer<u64>>>,
@@ -189,12 +189,13 @@ impl ClEngine {
         })
     }
 }
+
 /// Test helpers: what a built kernel takes on this device.
 #[cfg(test)]
 impl ClEngine {
-    /// The local memory kernel `kernel` of `program` built with `-D CLPIX_VARIANT=variant` takes
-    /// on this device (`CL_KERNEL_LOCAL_MEM_SIZE`: its static local arrays, here).
-    pub(crate) fn kernel_local_bytes(&self, kernel: Kernel, variant: u32) -> Result<u64> {
+    /// The local memory `kernel` built with the defines `variant` takes on this device
+    /// (`CL_KERNEL_LOCAL_MEM_SIZE`: its static local arrays, here).
+    pub(crate) fn kernel_local_bytes(&self, kernel: Kernel, variant: Defines) -> Result<u64> {
         let prog = self.program_variant(kernel.program, variant)?;
         let k =
             ClKernel::create(&prog, kernel.name).map_err(|e| Error::cl("clCreateKernel", e.0))?;
@@ -209,7 +210,7 @@ impl ClEngine {
     /// with a message; where a device is required (`CLPIX_REQUIRE_OPENCL`) one must have been
     /// checked (PoCL 3.1 in CI reports the figure).
     pub(crate) fn assert_local_bytes_as_planned(
-        plans: impl Fn(&ClEngine) -> Vec<(String, Kernel, u32, u64)>,
+        plans: impl Fn(&ClEngine) -> Vec<(String, Kernel, Defines, u64)>,
     ) {
         let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
         let devices = match crate::devices() {

@@ -44,6 +44,51 @@ impl Kernel {
     }
 }
 
+/// A program variant's named defines (`-D NAME=value`), the program cache's key beside the
+/// program: at most [`Defines::MAX`], kept in the order given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub(crate) struct Defines {
+    items: [(&'static str, u32); Defines::MAX],
+    len: usize,
+}
+
+impl Defines {
+    /// The most defines a variant has.
+    pub(crate) const MAX: usize = 6;
+
+    /// No defines: the program as the engine builds it for every kernel.
+    pub(crate) const NONE: Defines = Defines {
+        items: [("", 0); Defines::MAX],
+        len: 0,
+    };
+
+    /// These defines and `name = value`.
+    pub(crate) const fn with(mut self, name: &'static str, value: u32) -> Defines {
+        assert!(self.len < Defines::MAX, "too many defines for one variant");
+        self.items[self.len] = (name, value);
+        self.len += 1;
+        self
+    }
+
+    /// The compiler options: `-D NAME=value` each.
+    pub(crate) fn options(&self) -> String {
+        self.items[..self.len]
+            .iter()
+            .map(|(n, v)| format!("-D {n}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+impl std::fmt::Display for Defines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.len {
+            0 => f.write_str("(no defines)"),
+            _ => f.write_str(&self.options()),
+        }
+    }
+}
+
 impl ProgramId {
     /// Every program.
     #[cfg(test)]
@@ -66,46 +111,77 @@ impl ProgramId {
         }
     }
 
-    /// The embedded source.
-    pub(crate) fn embedded(self) -> &'static str {
+    /// The program's files and their embedded text, pasted in this order after `common.h`:
+    /// the portable kernels, then (`*_nv.cl`) the NVIDIA-only ones, which only the variants
+    /// that ask for them compile.
+    pub(crate) fn files(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            ProgramId::Reduce => include_str!("../ops/reduce/reduce.cl"),
-            ProgramId::Histogram => include_str!("../ops/histogram/histogram.cl"),
-            ProgramId::Compact => include_str!("../ops/compact/compact.cl"),
-            ProgramId::Blur => include_str!("../ops/blur/blur.cl"),
-            ProgramId::Select => include_str!("../ops/select/select.cl"),
+            ProgramId::Reduce => &[("reduce.cl", include_str!("../ops/reduce/reduce.cl"))],
+            ProgramId::Histogram => &[(
+                "histogram.cl",
+                include_str!("../ops/histogram/histogram.cl"),
+            )],
+            ProgramId::Compact => &[
+                ("compact.cl", include_str!("../ops/compact/compact.cl")),
+                (
+                    "compact_nv.cl",
+                    include_str!("../ops/compact/compact_nv.cl"),
+                ),
+            ],
+            ProgramId::Blur => &[
+                ("blur.cl", include_str!("../ops/blur/blur.cl")),
+                ("blur_nv.cl", include_str!("../ops/blur/blur_nv.cl")),
+            ],
+            ProgramId::Select => &[("select.cl", include_str!("../ops/select/select.cl"))],
         }
+    }
+
+    /// The embedded source of every file of the program, in order.
+    #[cfg(test)]
+    pub(crate) fn embedded(self) -> String {
+        self.files()
+            .iter()
+            .map(|(_, s)| *s)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 impl ClEngine {
+    /// The program's source: `common.h` and its files (embedded, or read from the tuning's
+    /// kernel folder), each after a `#line 1` so that build logs name lines of the file.
     fn source(&self, program: ProgramId) -> Result<String> {
-        let (name, embedded) = (program.name(), program.embedded());
-        let (header, body) = match &self.kernel_dir {
-            None => (COMMON_H.to_string(), embedded.to_string()),
+        let read = |file: &str, embedded: &'static str| match &self.kernel_dir {
+            None => Ok(embedded.to_string()),
             Some(dir) => {
-                let read = |file: String| {
-                    let path = dir.join(&file);
-                    std::fs::read_to_string(&path).map_err(|e| Error::KernelSource {
-                        path: path.display().to_string(),
-                        reason: e.to_string(),
-                    })
-                };
-                (read("common.h".into())?, read(format!("{name}.cl"))?)
+                let path = dir.join(file);
+                std::fs::read_to_string(&path).map_err(|e| Error::KernelSource {
+                    path: path.display().to_string(),
+                    reason: e.to_string(),
+                })
             }
         };
         // The header is pasted in rather than #included: no include path to get wrong.
-        Ok(format!("{header}\n#line 1\n{body}"))
+        let mut src = read("common.h", COMMON_H)?;
+        for (file, embedded) in program.files() {
+            src.push_str("\n#line 1\n");
+            src.push_str(&read(file, embedded)?);
+        }
+        Ok(src)
     }
 
     /// The built program `name` (its file `<name>.cl`), built on first use and cached.
     pub(crate) fn program(&self, name: ProgramId) -> Result<Arc<Program>> {
-        self.program_variant(name, 0)
+        self.program_variant(name, Defines::NONE)
     }
 
-    /// The program `name` built with `-D CLPIX_VARIANT=variant` (none for 0), for kernels
-    /// specialised on a value known only at run time (the fused blur on its radius); each
-    /// variant is built on first use and cached.
-    pub(crate) fn program_variant(&self, name: ProgramId, variant: u32) -> Result<Arc<Program>> {
+    /// The program `name` built with the named `defines` (a variant), for kernels specialised
+    /// on a value known only at run time (the fused blur on its radius); each variant is built
+    /// on first use and cached.
+    pub(crate) fn program_variant(
+        &self,
+        name: ProgramId,
+        variant: Defines,
+    ) -> Result<Arc<Program>> {
         if let Some(p) = lock(&self.programs).get(&(name, variant)) {
             return Ok(p.clone());
         }
@@ -120,9 +196,9 @@ impl ClEngine {
         let mut program = Program::create_from_source(&self.context, &src)
             .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
         let id = self.device_id as cl_device_id;
-        let options = match variant {
-            0 => self.build_options.clone(),
-            v => format!("{} -D CLPIX_VARIANT={v}", self.build_options),
+        let options = match variant.options() {
+            d if d.is_empty() => self.build_options.clone(),
+            d => format!("{} {d}", self.build_options),
         };
         if let Err(e) = program.build(&[id], &options) {
             let log = program.get_build_log(id).unwrap_or_default();
@@ -131,7 +207,7 @@ impl ClEngine {
             } else {
                 log
             };
-            if variant != 0 {
+            if variant != Defines::NONE {
                 lock(&self.failed_variants).insert((name, variant), log.clone());
             }
             return Err(Error::KernelBuild {
@@ -165,7 +241,7 @@ impl ClEngine {
     /// (PoCL 5's LLVM did).
     pub(crate) fn nvidia_variant(
         &self,
-        (program, variant): (ProgramId, u32),
+        (program, variant): (ProgramId, Defines),
         what: &str,
         forced: Option<Error>,
     ) -> Result<bool> {

@@ -165,7 +165,10 @@ pub(super) fn gpu_radius_passes_u8<S>(
     if w > RADIUS_PASSES_MAX && !tensor.both() {
         return Ok(false); // beyond 32 the variant holds the tensor-core passes only
     }
-    let variant = plain | u32::from(tensor.horizontal || tensor.vertical) << TENSOR_BIT;
+    let variant = match tensor.horizontal || tensor.vertical {
+        true => plain.with("BLUR_TENSOR", 1),
+        false => plain,
+    };
     let forced = settings.kernel.is_some();
     let (hkernel, rest, hgroups) = if tensor.horizontal {
         // Groups of 4 warps of 8 rows; strips of whole blocks of 16 pixels.
@@ -295,7 +298,7 @@ pub(super) fn launch_strips<S>(
     ),
     (width, height): (u32, u32),
     blur: &GaussianBlur,
-    (kernel, variant, threads): (Kernel, u32, usize),
+    (kernel, variant, threads): (Kernel, Defines, usize),
     (xg, strip): (usize, usize),
     rest: &[Arg],
     (what, forced): (&str, bool),
@@ -368,7 +371,9 @@ pub(super) fn gpu_fused_u8<S>(
         blur,
         (
             BLUR_FUSED_REG_U8,
-            w | (per_item as u32) << 16,
+            Defines::NONE
+                .with("BLUR_W", w)
+                .with("BLUR_CPX", per_item as u32),
             FUSED_COLUMNS,
         ),
         (xg, strip),

@@ -33,7 +33,7 @@
 //! OpenCL (`blur.cl`), GPUs: the generic passes keep the intermediate (u16 `t`, or f32) in a
 //! pooled device buffer; the horizontal one loads row tiles and their `2w` halo into local
 //! memory, the vertical one gives each work-item a column of 8 output rows. For RGBA8, kernels
-//! built per radius (`-D CLPIX_VARIANT`) replace them:
+//! built per radius (named defines: `BLUR_W`, the radius, and the shape's) replace them:
 //! - w ≤ 2: one fused kernel, its state in registers (beyond, the accumulators crowd them): each
 //!   input row is filtered once and added into its `2w + 1` output rows; 8 bytes a pixel, not 24.
 //! - w = 3–20: the fused band kernel, also 8 bytes a pixel: a group walks a band of columns
@@ -59,7 +59,7 @@
 //!
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
-use crate::cl::{Arg, ClEngine, Kernel, ProgramId};
+use crate::cl::{Arg, ClEngine, Defines, Kernel, ProgramId};
 use crate::cpu::{advise_huge_pages, alloc_zeroed};
 use crate::device::{DeviceImage, ImageInput, Storage};
 use crate::engine::{Engine, HostPixels};

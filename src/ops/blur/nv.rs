@@ -1,11 +1,8 @@
-//! NVIDIA only: the radius-built passes on the tensor cores (`mma.sync` through inline PTX),
+//! NVIDIA only: the radius-built passes on the tensor cores (`mma.sync` through inline PTX, in
+//! `blur_nv.cl`, compiled into the programs built with `BLUR_TENSOR`),
 //! behind a check that falls back to the portable passes where they do not build.
 
 use super::*;
-
-/// The program variant bit of the radius-built passes whose vertical pass runs on NVIDIA's
-/// tensor cores (`blur_vm_u8` in blur.cl).
-pub(super) const TENSOR_BIT: u32 = 28;
 
 /// Pixels across a group of the tensor-core vertical pass: 4 warps of 8.
 pub(super) const TENSOR_GROUP_PIXELS: usize = 32;
@@ -13,10 +10,14 @@ pub(super) const TENSOR_GROUP_PIXELS: usize = 32;
 /// Rows a group of the tensor-core horizontal pass takes: 4 warps of 8.
 pub(super) const TENSOR_GROUP_ROWS: usize = 32;
 
-/// The program variant of the radius-built passes at radius `w` (without [`TENSOR_BIT`]).
-pub(super) fn radius_variant(w: u32, settings: &GpuSettings) -> u32 {
+/// The program variant of the radius-built passes at radius `w`, without their tensor-core
+/// passes (`BLUR_TENSOR`, in blur_nv.cl).
+pub(super) fn radius_variant(w: u32, settings: &GpuSettings) -> Defines {
     let (channels, pixels) = radius_pass_shape(w, settings);
-    w | channels << 20 | pixels << 24
+    Defines::NONE
+        .with("BLUR_W", w)
+        .with("BLUR_VCH", channels)
+        .with("BLUR_HP", pixels)
 }
 
 /// The largest radius of the tensor-core passes (their programs beyond [`RADIUS_PASSES_MAX`]
@@ -56,7 +57,7 @@ impl TensorPasses {
 /// the tests do).
 pub(super) fn tensor_passes(
     cl: &ClEngine,
-    plain: u32,
+    plain: Defines,
     settings: &GpuSettings,
 ) -> Result<TensorPasses> {
     const NONE: TensorPasses = TensorPasses {
@@ -89,7 +90,7 @@ pub(super) fn tensor_passes(
                    -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
     };
     let built = cl.nvidia_variant(
-        (ProgramId::Blur, plain | 1 << TENSOR_BIT),
+        (ProgramId::Blur, plain.with("BLUR_TENSOR", 1)),
         "the tensor-core blur passes",
         forced.then_some(refused),
     )?;

@@ -262,12 +262,17 @@ impl BandShape {
         self.rows * tile_row * 16 + (2 * w as usize + self.rows) * ring_row * 8
     }
 
-    /// The `-D CLPIX_VARIANT` of this shape at radius `w`.
-    pub(super) fn variant(&self, w: u32) -> u32 {
-        w | ((self.rows / 4) as u32) << 8
-            | u32::from(self.threads == 128) << 12
-            | (self.channels as u32) << 20
-            | (self.pixels as u32) << 24
+    /// The program variant of this shape at radius `w`.
+    pub(super) fn variant(&self, w: u32) -> Defines {
+        let d = Defines::NONE
+            .with("BLUR_W", w)
+            .with("BLUR_BAND_ROWS", self.rows as u32)
+            .with("BLUR_VCH", self.channels as u32)
+            .with("BLUR_HP", self.pixels as u32);
+        match self.threads {
+            128 => d.with("BLUR_BAND_T128", 1),
+            _ => d,
+        }
     }
 }
 

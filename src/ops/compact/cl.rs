@@ -261,7 +261,7 @@ pub(super) fn cl_compact(
         // PixelHits (which take the part's place in the image instead of an index buffer),
         // after the arguments `args`.
         let relocate =
-            |variant: u32, (plain, hits): (Kernel, Kernel), mut args: Vec<Arg>, g: usize| {
+            |variant: Defines, (plain, hits): (Kernel, Kernel), mut args: Vec<Arg>, g: usize| {
                 let kernel = if kept == KeptAs::Hits {
                     args.extend([
                         Arg::U32(range.cols),
@@ -313,7 +313,7 @@ pub(super) fn cl_compact(
                     &mut events,
                 )?;
                 events.push(relocate(
-                    0,
+                    Defines::NONE,
                     (COMPACT_SCATTER, COMPACT_SCATTER_HITS),
                     vec![
                         Arg::buf(buf),
@@ -342,7 +342,11 @@ pub(super) fn cl_compact(
                         COMPACT_COUNT_WARPS,
                         (COMPACT_RELOCATE_WARPS, COMPACT_RELOCATE_HITS),
                     ),
-                    false => (0, COMPACT_COUNT, (COMPACT_RELOCATE, COMPACT_RELOCATE_HITS)),
+                    false => (
+                        Defines::NONE,
+                        COMPACT_COUNT,
+                        (COMPACT_RELOCATE, COMPACT_RELOCATE_HITS),
+                    ),
                 };
                 // The arguments the count and the relocation share.
                 let mut args = vec![

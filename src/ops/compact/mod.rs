@@ -56,7 +56,7 @@
 //!
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
-use crate::cl::{u32_arg, Kernel, ProgramId};
+use crate::cl::{u32_arg, Defines, Kernel, ProgramId};
 use crate::cl::{Arg, ClEngine};
 use crate::cpu::{advise_huge_pages, alloc_zeroed, with_u32_blocks, PIECE};
 use crate::device::ImageInput;
@@ -403,7 +403,7 @@ mod tests {
             vec![(
                 format!("the radix scatter, {per} pixels a work-item"),
                 RADIX_SCATTER,
-                0,
+                Defines::NONE,
                 planned,
             )]
         });

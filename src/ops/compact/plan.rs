@@ -4,10 +4,11 @@
 use super::*;
 use crate::config::CompactRelocation;
 
+/// The program variant whose `compact_count_warps` and (`compact_nv.cl`, NVIDIA only)
 /// `compact_relocate_warps` compact in scan order a segment a warp, ranked with NVIDIA's warp
 /// ballots (inline PTX), with no work-group barrier; `compact_lookback` ranks the same way in
 /// one pass.
-pub(super) const WARP_RELOCATION: u32 = 1;
+pub(super) const WARP_RELOCATION: Defines = Defines::NONE.with("COMPACT_WARP", 1);
 
 /// How a GPU compacts in scan order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
