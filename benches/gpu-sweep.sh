@@ -47,7 +47,7 @@ run)
     # the compactions, each kernel's time (CLPIX_PROFILE), the sorted ones with and without the
     # single-digit relocation, then CUB again. (A register cap cannot be tried: driver 580
     # ignores -cl-nv-maxrregcount=N and refuses -cl-nv-maxrregcount N.)
-    [ "${3:-}" = notests ] || for t in test-compact_*; do one_test "$t"; done 2>&1 | tee "$OUT/tests.txt"
+    [ "${3:-}" = notests ] || for t in test-compact_* test-variants; do one_test "$t"; done 2>&1 | tee "$OUT/tests.txt"
     wait
     /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
     ops=compacted_image,compact,compacted_image_sorted,compact_sorted
@@ -66,7 +66,7 @@ run)
     exit 0
   fi
   if [ "$phase" != bench ]; then
-    slow="test-memory_growth test-blur_fused_kernel"
+    slow="test-memory_growth test-variants test-blur_parity"
     for t in $slow; do one_test "$t" > "$OUT/tests/$t.summary" & done
     for t in test-*; do case " $slow " in *" $t "*) ;; *) one_test "$t" ;; esac; done
     wait

@@ -360,7 +360,9 @@ impl Tuning {
             ]),
         )?;
         Ok(Tuning {
-            kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR").map(PathBuf::from),
+            kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR")
+                .filter(|d| !d.to_string_lossy().trim().is_empty())
+                .map(PathBuf::from),
             emulate_nvidia: build_options.contains("CLPIX_WARP_EMULATED=1"),
             build_options,
             build_log: env_switch("CLPIX_BUILD_LOG"),

@@ -123,6 +123,9 @@ impl Engine {
     /// ```
     pub fn new() -> Result<Engine> {
         let choice = EnvChoice::from_env()?;
+        if choice.backend == "cpu" {
+            return Ok(Engine::cpu());
+        }
         // Read before any device is opened: a bad tuning value is an error, never a fallback.
         let tuning = Tuning::from_env()?;
         let config = EngineConfig {
@@ -131,7 +134,6 @@ impl Engine {
             tuning: Some(tuning),
         };
         match choice.backend.as_str() {
-            "cpu" => Ok(Engine::cpu()),
             "opencl" => {
                 let info = match &choice.device {
                     Some(q) => cl::find_device(q)?,

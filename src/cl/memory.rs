@@ -21,30 +21,44 @@ pub(super) struct TileWords {
 unsafe impl Send for ClEngine {}
 unsafe impl Sync for ClEngine {}
 impl ClEngine {
-    /// A scratch buffer of at least `count` u32, reused between calls: on CPU devices a fresh
-    /// buffer costs a page fault per 4 KiB at its first write, every call. The caller has it to
-    /// itself until it hands it back with [`give_scratch`](Self::give_scratch).
-    /// Returns the buffer and its element count.
+    /// A scratch buffer of at least `count` u32 for `kind`, reused between calls: on CPU
+    /// devices a fresh buffer costs a page fault per 4 KiB at its first write, every call, and
+    /// on GPUs an allocation of hundreds of MB costs more than a fast kernel. The caller has it
+    /// to itself until the guard drops, which gives it back (after the commands enqueued with
+    /// it: later users of the in-order queue run after them).
+    pub(crate) fn scratch(&self, kind: ScratchKind, count: usize) -> Result<Scratch<'_>> {
+        let (count, buf) = self.take_scratch(kind, count)?;
+        Ok(Scratch {
+            engine: self,
+            kind: Some(kind),
+            count,
+            buf: Some(buf),
+        })
+    }
+
+    /// A buffer of at least `count` u32 for `kind` from the pool, or a new one; returns it and
+    /// its element count. [`give_scratch`](Self::give_scratch) returns it (the guards
+    /// [`Scratch`] and `PooledBuffer` do).
     pub(crate) fn take_scratch(
         &self,
-        name: &'static str,
+        kind: ScratchKind,
         count: usize,
     ) -> Result<(usize, Buffer<u32>)> {
-        let found = lock(&self.scratch).get_mut(name).and_then(|v| {
+        let found = lock(&self.scratch).get_mut(&kind).and_then(|v| {
             let i = v.iter().position(|(c, _)| *c >= count)?;
             Some(v.swap_remove(i))
         });
         match found {
             Some(b) => Ok(b),
-            None => Ok((count.max(1), self.buffer::<u32>(count, name)?)),
+            None => Ok((count.max(1), self.buffer::<u32>(count, kind.what())?)),
         }
     }
 
     /// Returns a buffer from [`take_scratch`](Self::take_scratch) for later calls (keeping at
-    /// most two per name: the largest).
-    pub(crate) fn give_scratch(&self, name: &'static str, count: usize, buf: Buffer<u32>) {
+    /// most two per kind: the largest).
+    pub(crate) fn give_scratch(&self, kind: ScratchKind, count: usize, buf: Buffer<u32>) {
         let mut pool = lock(&self.scratch);
-        let v = pool.entry(name).or_default();
+        let v = pool.entry(kind).or_default();
         v.push((count.max(1), buf));
         v.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
         v.truncate(2);
@@ -201,6 +215,94 @@ impl Drop for QueueDrain<'_> {
     fn drop(&mut self) {
         if self.armed {
             let _ = self.engine.queue.finish();
+        }
+    }
+}
+
+/// What a pooled scratch buffer is for: each kind keeps its own two largest buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ScratchKind {
+    /// Device arrays (`DeviceArray`).
+    Arrays,
+    /// A host array's chunk for the array statistics.
+    ArrayStatsInput,
+    /// A host array's chunk for the scan.
+    ScanInput,
+    /// The scan of a host array's chunk.
+    ScanOutput,
+    /// The radix passes' pixels between passes.
+    RadixPixels,
+    /// The radix passes' indices between passes.
+    RadixIndices,
+    /// A compaction's kept pixels or hits.
+    CompactedPixels,
+    /// A compaction's kept pixels' indices.
+    CompactedIndices,
+    /// The GPU blur's intermediate image.
+    BlurIntermediate,
+}
+
+impl ScratchKind {
+    /// The buffer's description in errors.
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            ScratchKind::Arrays => "a device array",
+            ScratchKind::ArrayStatsInput => "array stats input",
+            ScratchKind::ScanInput => "scan input",
+            ScratchKind::ScanOutput => "scan output",
+            ScratchKind::RadixPixels => "radix pass pixels",
+            ScratchKind::RadixIndices => "radix pass indices",
+            ScratchKind::CompactedPixels => "compacted pixels",
+            ScratchKind::CompactedIndices => "compacted indices",
+            ScratchKind::BlurIntermediate => "blur intermediate",
+        }
+    }
+}
+
+/// A scratch buffer held until dropped, then given back to its engine's pool (see
+/// [`ClEngine::scratch`]); or a buffer of the caller's that is only dropped
+/// ([`Scratch::unpooled`]).
+pub(crate) struct Scratch<'a> {
+    engine: &'a ClEngine,
+    kind: Option<ScratchKind>,
+    count: usize,
+    buf: Option<Buffer<u32>>,
+}
+
+impl<'a> Scratch<'a> {
+    /// `buf` behind the same guard, dropped rather than pooled.
+    pub(crate) fn unpooled(engine: &'a ClEngine, buf: Buffer<u32>) -> Scratch<'a> {
+        Scratch {
+            engine,
+            kind: None,
+            count: 0,
+            buf: Some(buf),
+        }
+    }
+}
+
+impl std::ops::Deref for Scratch<'_> {
+    type Target = Buffer<u32>;
+    fn deref(&self) -> &Buffer<u32> {
+        // Some from construction until `drop` takes it.
+        self.buf
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("a scratch buffer is held until drop"))
+    }
+}
+
+impl std::ops::DerefMut for Scratch<'_> {
+    fn deref_mut(&mut self) -> &mut Buffer<u32> {
+        self.buf
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("a scratch buffer is held until drop"))
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        if let (Some(kind), Some(buf)) = (self.kind, self.buf.take()) {
+            self.engine.give_scratch(kind, self.count, buf);
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::config::{KernelLayout, Tuning};
 use crate::error::{Error, Result};
 use device::discovered;
 use memory::TileWords;
+pub(crate) use memory::{Scratch, ScratchKind};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
@@ -49,7 +50,7 @@ static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
 type KernelKey = (ProgramId, Defines, &'static str);
 
 /// Idle scratch buffers by name, each with its element count.
-type ScratchPool = HashMap<&'static str, Vec<(usize, Buffer<u32>)>>;
+type ScratchPool = HashMap<ScratchKind, Vec<(usize, Buffer<u32>)>>;
 
 /// An OpenCL device opened for clpix: context, in-order profiling queue, programs and kernels.
 pub(crate) struct ClEngine {
@@ -74,7 +75,7 @@ pub(crate) struct ClEngine {
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<KernelKey, Vec<ClKernel>>>,
-    /// Idle scratch buffers by name, with their element counts (see [`ClEngine::take_scratch`]).
+    /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Build logs of program variants that did not build, so that a caller falling back to
     /// another kernel does not pay for the failed build again on every call.

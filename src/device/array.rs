@@ -1,7 +1,7 @@
 //! Arrays held by an engine: device buffers on OpenCL (from a reusable pool), host memory on
 //! the CPU engine.
 
-use crate::cl::ClEngine;
+use crate::cl::{ClEngine, ScratchKind};
 use crate::error::{Error, Result};
 use opencl3::memory::Buffer;
 use std::borrow::Cow;
@@ -45,8 +45,6 @@ pub(crate) struct PooledBuffer {
     pub(crate) buf: Option<Buffer<u32>>,
 }
 
-const ARRAY_POOL: &str = "arrays";
-
 impl PooledBuffer {
     pub(crate) fn take(cl: &Arc<ClEngine>, len: usize) -> Result<PooledBuffer> {
         // A device array is one buffer: the engine's cap applies to it as to an image part.
@@ -58,7 +56,7 @@ impl PooledBuffer {
                 limit: cl.max_buffer_bytes,
             });
         }
-        let (count, buf) = cl.take_scratch(ARRAY_POOL, len)?;
+        let (count, buf) = cl.take_scratch(ScratchKind::Arrays, len)?;
         Ok(PooledBuffer {
             owner: cl.clone(),
             count,
@@ -74,7 +72,7 @@ impl PooledBuffer {
 impl Drop for PooledBuffer {
     fn drop(&mut self) {
         if let Some(b) = self.buf.take() {
-            self.owner.give_scratch(ARRAY_POOL, self.count, b);
+            self.owner.give_scratch(ScratchKind::Arrays, self.count, b);
         }
     }
 }

@@ -3,14 +3,11 @@
 
 use super::*;
 
-/// Scratch-pool name of the GPU blur's intermediate image.
-pub(super) const GPU_INTERMEDIATE: &str = "blur intermediate";
-
 /// The GPU two passes: horizontal (row tiles in local memory) into `tmp`, vertical into `dst`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gpu_two_pass<S>(
     cl: &Arc<ClEngine>,
-    (hk, hk_direct, vk): (Kernel, Kernel, Kernel),
+    format: Format,
     src: &opencl3::memory::Buffer<S>,
     tmp: &opencl3::memory::Buffer<u32>,
     dst: &opencl3::memory::Buffer<S>,
@@ -20,26 +17,9 @@ pub(super) fn gpu_two_pass<S>(
     px_bytes: usize,
 ) -> Result<()> {
     let (w, code) = (blur.radius, blur.border.code());
-    let mut events = Vec::new();
-    let tile = TILE_ITEMS * TILE_PX;
-    let tiles = (width as usize).div_ceil(tile);
-    let groups = tiles * height as usize;
-    let local_bytes = (tile + 2 * w as usize) * px_bytes;
-    let mut hargs = pass_args(
-        Arg::buf(src),
-        (width, height),
-        weights,
-        (w, code),
-        Arg::buf(tmp),
-        &[Arg::U32(tiles as u32)],
-    );
-    // Leave room for the driver's own use of local memory.
-    if (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes {
-        hargs.push(Arg::Local(local_bytes));
-        events.push(cl.launch(hk, &hargs, groups * TILE_ITEMS, TILE_ITEMS)?);
-    } else {
-        events.push(cl.launch(hk_direct, &hargs, groups * TILE_ITEMS, TILE_ITEMS)?);
-    }
+    let mut events = vec![h_pass(
+        cl, format, src, tmp, weights, width, height, blur, px_bytes,
+    )?];
     let xg = (width as usize).div_ceil(TILE_ITEMS);
     let yg = (height as usize).div_ceil(V_ROWS);
     let vargs = pass_args(
@@ -50,7 +30,7 @@ pub(super) fn gpu_two_pass<S>(
         Arg::buf(dst),
         &[Arg::U32(xg as u32)],
     );
-    events.push(cl.launch(vk, &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?);
+    events.push(cl.launch(format.v_kernel(), &vargs, xg * yg * TILE_ITEMS, TILE_ITEMS)?);
     cl.finish(&events)
 }
 
@@ -103,7 +83,7 @@ pub(super) fn cl_blur_u8(
         let qbuf = fixed_weights_buffer(cl, blur)?;
         let out = cl_banded::<u32, u16, u32>(
             cl,
-            "u8",
+            Format::Rgba8,
             width,
             height,
             1,
@@ -182,7 +162,17 @@ pub(super) fn cl_blur_u8(
         cl.copy(src, &mut dst, n)?;
     } else {
         let qbuf = fixed_weights_buffer(cl, blur)?;
-        cl_passes::<u32, u16>(cl, "u8", src, &dst, Arg::buf(&qbuf), width, height, blur, 4)?;
+        cl_passes::<u32, u16>(
+            cl,
+            Format::Rgba8,
+            src,
+            &dst,
+            Arg::buf(&qbuf),
+            width,
+            height,
+            blur,
+            4,
+        )?;
     }
     let Some(bytes) = result.as_mut() else {
         return Ok(ClOut::Buffer(dst));
@@ -233,7 +223,7 @@ pub(super) fn cl_blur_f32(
         let m = 4 * width as usize;
         cl_banded::<f32, f32, f32>(
             cl,
-            "f32",
+            Format::RgbaF32,
             width,
             height,
             4,
@@ -268,7 +258,7 @@ pub(super) fn cl_blur_f32(
         };
         cl_passes::<f32, f32>(
             cl,
-            "f32",
+            Format::RgbaF32,
             &src,
             &dst,
             Arg::buf(&wbuf),
@@ -326,7 +316,7 @@ pub(super) fn band_plan(limit: u64, width: u32, height: u32, taps: usize) -> Res
 #[allow(clippy::too_many_arguments)]
 pub(super) fn h_pass<S, D>(
     cl: &Arc<ClEngine>,
-    kind: &'static str,
+    format: Format,
     src: &opencl3::memory::Buffer<S>,
     t: &opencl3::memory::Buffer<D>,
     weights: Arg,
@@ -335,10 +325,7 @@ pub(super) fn h_pass<S, D>(
     blur: &GaussianBlur,
     px_bytes: usize,
 ) -> Result<opencl3::event::Event> {
-    let (hk, hk_direct) = match kind {
-        "u8" => (BLUR_H_U8, BLUR_H_U8_DIRECT),
-        _ => (BLUR_H_F32, BLUR_H_F32_DIRECT),
-    };
+    let (hk, hk_direct) = format.h_kernels();
     let w = blur.radius;
     let code = blur.border.code();
     if cl.grid.contiguous {
@@ -390,7 +377,7 @@ pub(super) fn h_pass<S, D>(
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cl_banded<S, D, A>(
     cl: &Arc<ClEngine>,
-    kind: &'static str,
+    format: Format,
     width: u32,
     height: u32,
     epp: usize,
@@ -412,10 +399,7 @@ where
     let t = cl.buffer::<D>(window * nv, "a band of the blur's intermediate")?;
     let acc = cl.buffer::<A>(plan.rows * nv, "a band of the blur's accumulator")?;
     let dst = cl.buffer::<S>(plan.rows * m, "a band of the blurred image")?;
-    let vk = match kind {
-        "u8" => BLUR_BAND_V_U8,
-        _ => BLUR_BAND_V_F32,
-    };
+    let vk = format.band_v_kernel();
     let mut host = vec![S::default(); window * m];
     let mut out = vec![S::default(); height as usize * m];
     let mut kernel_ns = (0u64, 0u64);
@@ -435,7 +419,7 @@ where
             }
             cl.write(&mut stage, 0, &host[..win * m])?;
             let mut events = vec![h_pass(
-                cl, kind, &stage, &t, weights, width, win as u32, blur, px_bytes,
+                cl, format, &stage, &t, weights, width, win as u32, blur, px_bytes,
             )?];
             let total = rows * nv;
             let (global, local) = if cl.grid.contiguous {

@@ -10,7 +10,7 @@ use super::*;
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cl_passes<S, D>(
     cl: &Arc<ClEngine>,
-    kind: &'static str,
+    format: Format,
     src: &opencl3::memory::Buffer<S>,
     dst: &opencl3::memory::Buffer<S>,
     weights: Arg,
@@ -19,10 +19,7 @@ pub(super) fn cl_passes<S, D>(
     blur: &GaussianBlur,
     px_bytes: usize,
 ) -> Result<()> {
-    let (hk, hk_direct, vk, ring_k) = match kind {
-        "u8" => (BLUR_H_U8, BLUR_H_U8_DIRECT, BLUR_V_U8, BLUR_RING_U8),
-        _ => (BLUR_H_F32, BLUR_H_F32_DIRECT, BLUR_V_F32, BLUR_RING_F32),
-    };
+    let (vk, ring_k) = (format.v_kernel(), format.ring_kernel());
     let w = blur.radius;
     let code = blur.border.code();
     let n = width as usize * height as usize;
@@ -49,15 +46,9 @@ pub(super) fn cl_passes<S, D>(
             return cl.finish(&events);
         }
         let tmp = large_buffer::<D>(cl, 4 * n, "the blur's intermediate image")?;
-        let hargs = pass_args(
-            Arg::buf(src),
-            (width, height),
-            weights,
-            (w, code),
-            Arg::buf(&tmp),
-            &[],
-        );
-        events.push(cl.launch(hk, &hargs, groups, 1)?);
+        events.push(h_pass(
+            cl, format, src, &tmp, weights, width, height, blur, px_bytes,
+        )?);
         let vargs = pass_args(
             Arg::buf(&tmp),
             (width, height),
@@ -69,12 +60,12 @@ pub(super) fn cl_passes<S, D>(
         events.push(cl.launch(vk, &vargs, groups, 1)?);
         return cl.finish(&events);
     }
-    let settings = match kind {
-        "u8" => GpuSettings::of(&cl.tuning.blur),
-        _ => GpuSettings::default(),
+    let settings = match format {
+        Format::Rgba8 => GpuSettings::of(&cl.tuning.blur),
+        Format::RgbaF32 => GpuSettings::default(),
     };
-    let choice = match kind {
-        "u8" => match gpu_kernel(w, &settings) {
+    let choice = match format {
+        Format::Rgba8 => match gpu_kernel(w, &settings) {
             // Where both radius-built passes run on tensor cores they beat the band kernel.
             GpuBlur::Band
                 if settings.kernel.is_none()
@@ -93,7 +84,7 @@ pub(super) fn cl_passes<S, D>(
             }
             choice => choice,
         },
-        _ => GpuBlur::TwoPass,
+        Format::RgbaF32 => GpuBlur::TwoPass,
     };
     if choice == GpuBlur::FusedRegisters
         && gpu_fused_u8(cl, (src, dst, weights), (width, height), blur, &settings)?
@@ -108,7 +99,7 @@ pub(super) fn cl_passes<S, D>(
     // The intermediate is pooled: allocating hundreds of MB per call cost a GPU (H100, 8192²)
     // about 1 ms, more than the w = 2 kernels themselves. The kernels see it as `D`s.
     let words = (4 * n * std::mem::size_of::<D>()).div_ceil(4);
-    let (count, tmp) = cl.take_scratch(GPU_INTERMEDIATE, words)?;
+    let tmp = cl.scratch(ScratchKind::BlurIntermediate, words)?;
     let result = (|| {
         if matches!(choice, GpuBlur::RadiusPasses | GpuBlur::Band)
             && gpu_radius_passes_u8(
@@ -123,7 +114,7 @@ pub(super) fn cl_passes<S, D>(
         }
         gpu_two_pass(
             cl,
-            (hk, hk_direct, vk),
+            format,
             src,
             &tmp,
             dst,
@@ -133,7 +124,7 @@ pub(super) fn cl_passes<S, D>(
             px_bytes,
         )
     })();
-    cl.give_scratch(GPU_INTERMEDIATE, count, tmp);
+    drop(tmp);
     result
 }
 

@@ -59,7 +59,7 @@
 //!
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
-use crate::cl::{Arg, ClEngine, Defines, Kernel, ProgramId};
+use crate::cl::{Arg, ClEngine, Defines, Kernel, ProgramId, ScratchKind};
 use crate::cpu::{advise_huge_pages, alloc_zeroed};
 use crate::device::{DeviceImage, ImageInput, Storage};
 use crate::engine::{Engine, HostPixels};

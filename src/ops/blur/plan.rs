@@ -306,3 +306,46 @@ pub(super) fn too_large(what: &'static str, needed: u64, limit: u64) -> Error {
         limit,
     }
 }
+
+/// The pixel format a GPU blur runs on, and so its kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Format {
+    /// RGBA8 in fixed point (u32 pixels, a u16 intermediate).
+    Rgba8,
+    /// RGBA f32 (f32 values and intermediate).
+    RgbaF32,
+}
+
+impl Format {
+    /// The horizontal pass: with its tile in local memory, and reading global memory directly.
+    pub(super) fn h_kernels(self) -> (Kernel, Kernel) {
+        match self {
+            Format::Rgba8 => (BLUR_H_U8, BLUR_H_U8_DIRECT),
+            Format::RgbaF32 => (BLUR_H_F32, BLUR_H_F32_DIRECT),
+        }
+    }
+
+    /// The vertical pass.
+    pub(super) fn v_kernel(self) -> Kernel {
+        match self {
+            Format::Rgba8 => BLUR_V_U8,
+            Format::RgbaF32 => BLUR_V_F32,
+        }
+    }
+
+    /// The CPU devices' fused ring kernel.
+    pub(super) fn ring_kernel(self) -> Kernel {
+        match self {
+            Format::Rgba8 => BLUR_RING_U8,
+            Format::RgbaF32 => BLUR_RING_F32,
+        }
+    }
+
+    /// The vertical pass of a band (images larger than one buffer).
+    pub(super) fn band_v_kernel(self) -> Kernel {
+        match self {
+            Format::Rgba8 => BLUR_BAND_V_U8,
+            Format::RgbaF32 => BLUR_BAND_V_F32,
+        }
+    }
+}

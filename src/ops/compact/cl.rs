@@ -78,9 +78,8 @@ pub(super) fn cl_radix_sorted(
     let wg = cl.grid.wg;
     let n32 = u32_arg(n, "image part")?;
     let g = groups_for(cl, n);
-    let (tmp_px_count, tmp_px) = cl.take_scratch("radix pass pixels", n)?;
-    let (tmp_idx_count, tmp_idx) =
-        cl.take_scratch("radix pass indices", if with_idx { n } else { 1 })?;
+    let tmp_px = cl.scratch(ScratchKind::RadixPixels, n)?;
+    let tmp_idx = cl.scratch(ScratchKind::RadixIndices, if with_idx { n } else { 1 })?;
     // One pass over at most `n` elements of `src` (kept: wsum >= `keep_min`), by the digit at
     // `shift`; `len_at[at]` caps the length on the device unless `at` is LEN_GIVEN.
     let mut pass = |(src, src_idx): (&Buffer<u32>, &Buffer<u32>),
@@ -162,8 +161,7 @@ pub(super) fn cl_radix_sorted(
     });
     // Both passes have been enqueued before the scratch goes back: later users of the same
     // in-order queue run after them.
-    cl.give_scratch("radix pass pixels", tmp_px_count, tmp_px);
-    cl.give_scratch("radix pass indices", tmp_idx_count, tmp_idx);
+    drop((tmp_px, tmp_idx));
     result
 }
 
@@ -242,7 +240,7 @@ pub(super) fn cl_compact(
         let in_place = kept == KeptAs::Hits
             && cl.info.device_type == crate::DeviceType::Cpu
             && n as u64 == input.pixel_count();
-        let (px_count, out_px) = if in_place {
+        let out_px = if in_place {
             // `all.px` is empty here (one part): fresh zero pages, touched only where written.
             grow(&mut all.px, n * per_hit);
             // SAFETY: `all.px` is neither touched nor reallocated until the blocking read
@@ -250,13 +248,12 @@ pub(super) fn cl_compact(
             // after that read.
             let buf =
                 unsafe { cl.buffer_over_host(all.px.as_mut_ptr(), n * per_hit, "compacted hits")? };
-            (0, buf)
+            Scratch::unpooled(cl, buf)
         } else {
-            cl.take_scratch("compacted pixels", n * per_hit)?
+            cl.scratch(ScratchKind::CompactedPixels, n * per_hit)?
         };
-        let (idx_count, out_idx) =
-            cl.take_scratch("compacted indices", if with_idx { n } else { 1 })?;
-        let (n32, wg) = (n as u32, cl.grid.wg);
+        let out_idx = cl.scratch(ScratchKind::CompactedIndices, if with_idx { n } else { 1 })?;
+        let wg = cl.grid.wg;
         // Launches the relocation `plain` of the program variant `variant`, or `hits` for
         // PixelHits (which take the part's place in the image instead of an index buffer),
         // after the arguments `args`.
@@ -296,79 +293,9 @@ pub(super) fn cl_compact(
             cl_lookback(cl, buf, n, wmin, part_out, &mut events)?
         } else {
             let total_at = if sorted {
-                // A group count that keeps the `bins × groups` counters within one buffer.
-                let cap = (cl.max_buffer_bytes / 4) as usize;
-                let g = groups_for(cl, n).min((cap - 1) / nbins).max(1);
-                let (ghist, sums, sg) = group_counts_scanned(
-                    cl,
-                    (COMPACT_HIST, "luminance counts per group"),
-                    vec![
-                        Arg::buf(buf),
-                        Arg::U32(n32),
-                        Arg::U32(wmin),
-                        Arg::U32(nbins as u32),
-                    ],
-                    (nbins, 0),
-                    g,
-                    &mut events,
-                )?;
-                events.push(relocate(
-                    Defines::NONE,
-                    (COMPACT_SCATTER, COMPACT_SCATTER_HITS),
-                    vec![
-                        Arg::buf(buf),
-                        Arg::U32(n32),
-                        Arg::U32(wmin),
-                        Arg::U32(nbins as u32),
-                        Arg::buf(&ghist),
-                    ],
-                    g,
-                )?);
-                (sums, sg)
+                sorted_by_counts(cl, (buf, n), (wmin, nbins), &relocate, &mut events)?
             } else {
-                // NVIDIA GPUs: a segment a warp (WARP_RELOCATION, which also counts per
-                // segment; also the look-back's parts beyond LOOKBACK_MAX_PIXELS); elsewhere
-                // a range a work-group.
-                let warps = mode != Relocation::Group;
-                let g = groups_for(cl, n);
-                let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
-                let seg = match warps {
-                    true => Some(cl.buffer::<u32>(g * (wg / 32), "kept pixels per warp segment")?),
-                    false => None,
-                };
-                let (variant, count, relocation) = match warps {
-                    true => (
-                        WARP_RELOCATION,
-                        COMPACT_COUNT_WARPS,
-                        (COMPACT_RELOCATE_WARPS, COMPACT_RELOCATE_HITS),
-                    ),
-                    false => (
-                        Defines::NONE,
-                        COMPACT_COUNT,
-                        (COMPACT_RELOCATE, COMPACT_RELOCATE_HITS),
-                    ),
-                };
-                // The arguments the count and the relocation share.
-                let mut args = vec![
-                    Arg::buf(buf),
-                    Arg::U32(n32),
-                    Arg::U32(wmin),
-                    Arg::buf(&counts),
-                ];
-                args.extend(seg.as_ref().map(Arg::buf));
-                events.push(cl.launch_variant(count, variant, &args, g * wg, wg)?);
-                if cl.grid.contiguous {
-                    // GPUs' relocation sums the counts before its group itself
-                    // (group_offset).
-                    events.push(cl.launch(
-                        SCAN_GROUPS,
-                        &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
-                        wg,
-                        wg,
-                    )?);
-                }
-                events.push(relocate(variant, relocation, args, g)?);
-                (counts, g)
+                scan_order(cl, (buf, n), wmin, mode, &relocate, &mut events)?
             };
             let mut total = [0u32];
             cl.read(&total_at.0, total_at.1, &mut total)?;
@@ -382,7 +309,7 @@ pub(super) fn cl_compact(
             let start = all.px.len();
             grow(&mut all.px, m * per_hit);
             cl.read(&out_px, 0, &mut all.px[start..])?;
-            cl.give_scratch("compacted pixels", px_count, out_px);
+            drop(out_px);
         }
         if with_idx {
             let start = all.idx.len();
@@ -393,26 +320,13 @@ pub(super) fn cl_compact(
                 idx.iter_mut().for_each(|i| *i += first);
             }
         }
-        cl.give_scratch("compacted indices", idx_count, out_idx);
+        drop(out_idx);
         parts += 1;
         Ok(())
     })?;
     cl.finish(&events)?;
     if sorted && parts > 1 {
-        // Each part is sorted; a stable sort of the parts in scan order by luminance descending
-        // keeps scan order within equal luminance across parts too.
-        let key = |p: u32| std::cmp::Reverse(luma_u32(p));
-        if kept == KeptAs::Hits {
-            // Whole hits, 4 words each, their luminance in the low half of the third.
-            let hits: &mut [[u32; 4]] = bytemuck::cast_slice_mut(&mut all.px);
-            hits.par_sort_by_key(|h| std::cmp::Reverse(h[2] & 0xffff));
-        } else if with_idx {
-            let mut pairs: Vec<(u32, u32)> = all.idx.iter().copied().zip(all.px).collect();
-            pairs.par_sort_by_key(|&(_, p)| key(p));
-            (all.idx, all.px) = pairs.into_iter().unzip();
-        } else {
-            all.px.par_sort_by_key(|&p| key(p));
-        }
+        sort_parts(&mut all, kept);
     }
     Ok(all)
 }
@@ -446,5 +360,134 @@ pub(super) fn hits_of(mut words: Vec<u32>) -> Vec<PixelHit> {
                 rgba: ((w[2] >> 16) | (w[3] << 16)).to_le_bytes(),
             })
             .collect()
+    }
+}
+
+/// A part's relocation: the kernel `plain` of the program variant, or `hits` for PixelHits
+/// (which take the part's place in the image instead of an index buffer), after `args`, over
+/// the given work-groups.
+type Relocate<'a> = dyn Fn(Defines, (Kernel, Kernel), Vec<Arg>, usize) -> Result<Event> + 'a;
+
+/// The sorted compaction of `n` pixels of `buf` on CPU devices: luminance counts per group,
+/// scanned, then the scatter. Returns the scanned counts and where their total is.
+fn sorted_by_counts(
+    cl: &Arc<ClEngine>,
+    (buf, n): (&Buffer<u32>, usize),
+    (wmin, nbins): (u32, usize),
+    relocate: &Relocate<'_>,
+    events: &mut Vec<Event>,
+) -> Result<(Buffer<u32>, usize)> {
+    let n32 = n as u32;
+    // A group count that keeps the `bins × groups` counters within one buffer.
+    let cap = (cl.max_buffer_bytes / 4) as usize;
+    let g = groups_for(cl, n).min((cap - 1) / nbins).max(1);
+    let (ghist, sums, sg) = group_counts_scanned(
+        cl,
+        (COMPACT_HIST, "luminance counts per group"),
+        vec![
+            Arg::buf(buf),
+            Arg::U32(n32),
+            Arg::U32(wmin),
+            Arg::U32(nbins as u32),
+        ],
+        (nbins, 0),
+        g,
+        events,
+    )?;
+    events.push(relocate(
+        Defines::NONE,
+        (COMPACT_SCATTER, COMPACT_SCATTER_HITS),
+        vec![
+            Arg::buf(buf),
+            Arg::U32(n32),
+            Arg::U32(wmin),
+            Arg::U32(nbins as u32),
+            Arg::buf(&ghist),
+        ],
+        g,
+    )?);
+    Ok((sums, sg))
+}
+
+/// The scan-order compaction of `n` pixels of `buf` in two steps, a count and the relocation:
+/// on NVIDIA GPUs a segment a warp (WARP_RELOCATION, which also counts per segment; also the
+/// look-back's parts beyond LOOKBACK_MAX_PIXELS), elsewhere a range a work-group. Returns the
+/// counts and where their total is.
+fn scan_order(
+    cl: &Arc<ClEngine>,
+    (buf, n): (&Buffer<u32>, usize),
+    wmin: u32,
+    mode: Relocation,
+    relocate: &Relocate<'_>,
+    events: &mut Vec<Event>,
+) -> Result<(Buffer<u32>, usize)> {
+    let (n32, wg) = (n as u32, cl.grid.wg);
+    // NVIDIA GPUs: a segment a warp (WARP_RELOCATION, which also counts per
+    // segment; also the look-back's parts beyond LOOKBACK_MAX_PIXELS); elsewhere
+    // a range a work-group.
+    let warps = mode != Relocation::Group;
+    let g = groups_for(cl, n);
+    let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
+    let seg = match warps {
+        true => Some(cl.buffer::<u32>(g * (wg / 32), "kept pixels per warp segment")?),
+        false => None,
+    };
+    let (variant, count, relocation) = match warps {
+        true => (
+            WARP_RELOCATION,
+            COMPACT_COUNT_WARPS,
+            (COMPACT_RELOCATE_WARPS, COMPACT_RELOCATE_HITS),
+        ),
+        false => (
+            Defines::NONE,
+            COMPACT_COUNT,
+            (COMPACT_RELOCATE, COMPACT_RELOCATE_HITS),
+        ),
+    };
+    // The arguments the count and the relocation share.
+    let mut args = vec![
+        Arg::buf(buf),
+        Arg::U32(n32),
+        Arg::U32(wmin),
+        Arg::buf(&counts),
+    ];
+    args.extend(seg.as_ref().map(Arg::buf));
+    events.push(cl.launch_variant(count, variant, &args, g * wg, wg)?);
+    if cl.grid.contiguous {
+        // GPUs' relocation sums the counts before its group itself
+        // (group_offset).
+        events.push(cl.launch(
+            SCAN_GROUPS,
+            &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
+            wg,
+            wg,
+        )?);
+    }
+    events.push(relocate(variant, relocation, args, g)?);
+    Ok((counts, g))
+}
+
+/// Sorts the parts' results, each sorted already, into one: a stable sort in scan order by
+/// luminance descending keeps scan order within equal luminance across parts too.
+fn sort_parts(all: &mut Compacted, kept: KeptAs) {
+    let with_idx = kept == KeptAs::Indexed;
+    // Each part is sorted; a stable sort of the parts in scan order by luminance descending
+    // keeps scan order within equal luminance across parts too.
+    let key = |p: u32| std::cmp::Reverse(luma_u32(p));
+    if kept == KeptAs::Hits {
+        // Whole hits, 4 words each, their luminance in the low half of the third.
+        let hits: &mut [[u32; 4]] = bytemuck::cast_slice_mut(&mut all.px);
+        hits.par_sort_by_key(|h| std::cmp::Reverse(h[2] & 0xffff));
+    } else if with_idx {
+        let mut pairs: Vec<(u32, u32)> = all
+            .idx
+            .iter()
+            .copied()
+            .zip(all.px.iter().copied())
+            .collect();
+        pairs.par_sort_by_key(|&(_, p)| key(p));
+        (all.idx, all.px) = pairs.into_iter().unzip();
+    } else {
+        all.px.par_sort_by_key(|&p| key(p));
     }
 }

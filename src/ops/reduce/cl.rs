@@ -115,7 +115,7 @@ pub(super) fn cl_array_stats(
 pub(super) fn cl_array_stats_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<ArrayPartial> {
     let cap = ((cl.max_buffer_bytes / 4) as usize).clamp(1024, 1 << 30);
     let chunk = cap.min(data.len()).max(1);
-    let (count, mut buf) = cl.take_scratch("array stats input", chunk)?;
+    let mut buf = cl.scratch(ScratchKind::ArrayStatsInput, chunk)?;
     let mut events = Vec::new();
     let mut p = ArrayPartial::NONE;
     let result = data.chunks(chunk).enumerate().try_for_each(|(i, d)| {
@@ -125,6 +125,6 @@ pub(super) fn cl_array_stats_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Ar
         Ok::<(), Error>(())
     });
     let finished = result.and_then(|()| cl.finish(&events));
-    cl.give_scratch("array stats input", count, buf);
+    drop(buf);
     finished.map(|()| p)
 }

@@ -25,7 +25,7 @@
 //! `(min << 32) | index` and `(max << 32) | !index` per group.
 
 use crate::cl::{u32_arg, Kernel};
-use crate::cl::{Arg, ClEngine};
+use crate::cl::{Arg, ClEngine, ScratchKind};
 use crate::cpu::{map_pieces, with_u32_blocks, PIECE};
 use crate::device::ImageInput;
 use crate::device::{check_array_len, DeviceArray};

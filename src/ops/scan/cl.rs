@@ -1,7 +1,7 @@
 //! The OpenCL launchers of the scan (`compact.cl`'s scan kernels).
 
 use super::kernels::*;
-use crate::cl::{u32_arg, Arg, ClEngine};
+use crate::cl::{u32_arg, Arg, ClEngine, ScratchKind};
 use crate::cpu::alloc_zeroed;
 use crate::error::Result;
 use opencl3::event::Event;
@@ -68,8 +68,8 @@ pub(crate) fn cl_scan(
 pub(super) fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>> {
     let cap = ((cl.max_buffer_bytes / 4) as usize).clamp(1024, 1 << 30);
     let chunk = cap.min(data.len());
-    let (src_count, mut src) = cl.take_scratch("scan input", chunk)?;
-    let (dst_count, dst) = cl.take_scratch("scan output", chunk)?;
+    let mut src = cl.scratch(ScratchKind::ScanInput, chunk)?;
+    let dst = cl.scratch(ScratchKind::ScanOutput, chunk)?;
     let mut out = vec![0u32; data.len()];
     let mut carry = 0u32;
     let mut events = Vec::new();
@@ -82,8 +82,6 @@ pub(super) fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>>
         }
     }
     cl.finish(&events)?;
-    cl.give_scratch("scan input", src_count, src);
-    cl.give_scratch("scan output", dst_count, dst);
     Ok(out)
 }
 
