@@ -22,6 +22,11 @@ pub struct EngineConfig {
     /// Kernel variants, transfers and diagnostics; `None`: read from the `CLPIX_*` variables
     /// ([`Tuning::from_env`]) when the engine is made.
     pub tuning: Option<Tuning>,
+    /// Answer from the CPU (the same bits, with a `log` warning) when a kernel does not build on
+    /// the device or needs more than it allows ([`Error::DeviceLimit`]), as the automatic
+    /// [`Engine::new`](crate::Engine::new) does. `false` (the default): such a call returns
+    /// the error.
+    pub cpu_fallback: bool,
 }
 
 impl EngineConfig {
@@ -102,6 +107,13 @@ pub struct Tuning {
     pub compact_relocate: Option<CompactRelocation>,
     /// `CLPIX_BLUR_*`: the GPU RGBA8 blur's kernels and shapes.
     pub blur: BlurTuning,
+    /// `CLPIX_MAX_WORK_GROUP`: plan and check as if the device allowed at most this many
+    /// work-items a group (the streaming kernels take the largest power of two up to 256 that
+    /// it and the device allow): to test a smaller device's shapes on this one.
+    pub max_work_group: Option<usize>,
+    /// `CLPIX_MAX_LOCAL_MEMORY`: plan and check as if the device had at most this many bytes of
+    /// local memory (at least 16384): to test a smaller device's shapes on this one.
+    pub max_local_memory: Option<u64>,
 }
 
 /// Whether large transfers go through pinned staging slots (`CLPIX_STAGING`).
@@ -359,7 +371,19 @@ impl Tuning {
                 ("lookback", CompactRelocation::LookBack),
             ]),
         )?;
+        let max_work_group = env_parse(
+            "CLPIX_MAX_WORK_GROUP",
+            "a number of work-items from 1 to 1024",
+            |v| v.parse().ok().filter(|n| (1..=1024).contains(n)),
+        )?;
+        let max_local_memory = env_parse(
+            "CLPIX_MAX_LOCAL_MEMORY",
+            "a number of bytes, at least 16384",
+            |v| v.parse().ok().filter(|&n| n >= 16384),
+        )?;
         Ok(Tuning {
+            max_work_group,
+            max_local_memory,
             kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR")
                 .filter(|d| !d.to_string_lossy().trim().is_empty())
                 .map(PathBuf::from),
@@ -503,6 +527,8 @@ mod tests {
             ("CLPIX_STAGING", "-1", "64"),
             ("CLPIX_HISTOGRAM_REPLICAS", "3", "4"),
             ("CLPIX_COMPACT_RELOCATE", "warps", "lookback"),
+            ("CLPIX_MAX_WORK_GROUP", "0", "64"),
+            ("CLPIX_MAX_LOCAL_MEMORY", "32k", "32768"),
         ];
         for (var, bad, good) in vars {
             std::env::set_var(var, bad);

@@ -95,8 +95,9 @@ pub(crate) enum Backend {
 pub struct Engine {
     pub(crate) backend: Backend,
     info: BackendInfo,
-    /// An automatic engine answers from the CPU when a kernel fails to build, and says so.
-    fallback_on_build_error: bool,
+    /// An automatic engine answers from the CPU when a kernel fails to build or needs more than
+    /// the device allows, and says so.
+    fallback_on_device_error: bool,
 }
 
 fn cpu_description() -> String {
@@ -132,6 +133,7 @@ impl Engine {
             max_buffer_bytes: choice.max_buffer_bytes,
             layout: KernelLayout::Auto,
             tuning: Some(tuning),
+            cpu_fallback: choice.backend != "opencl",
         };
         match choice.backend.as_str() {
             "opencl" => {
@@ -155,7 +157,7 @@ impl Engine {
                     description: cpu_description(),
                     reason: Some(format!("auto: {why}")),
                 },
-                fallback_on_build_error: false,
+                fallback_on_device_error: false,
             }
         };
         let info = match device {
@@ -174,10 +176,7 @@ impl Engine {
         }
         let why = format!("auto: best device, a {}", info.device_type);
         match Engine::open_config(&info, config, Some(why)) {
-            Ok(mut e) => {
-                e.fallback_on_build_error = true;
-                e
-            }
+            Ok(e) => e,
             Err(e) => fallback(e.to_string()),
         }
     }
@@ -186,8 +185,7 @@ impl Engine {
     fn open_env(info: &DeviceInfo, cap: Option<u64>) -> Result<Engine> {
         let config = EngineConfig {
             max_buffer_bytes: cap,
-            layout: KernelLayout::Auto,
-            tuning: None,
+            ..EngineConfig::default()
         };
         Engine::open_config(info, &config, None)
     }
@@ -213,7 +211,7 @@ impl Engine {
                 description: cl_description(info),
                 reason,
             },
-            fallback_on_build_error: false,
+            fallback_on_device_error: config.cpu_fallback,
         })
     }
 
@@ -231,7 +229,7 @@ impl Engine {
                 description: cpu_description(),
                 reason: None,
             },
-            fallback_on_build_error: false,
+            fallback_on_device_error: false,
         }
     }
 
@@ -284,6 +282,7 @@ impl Engine {
     ///     max_buffer_bytes: Some(64 << 20),
     ///     layout: KernelLayout::Auto,
     ///     tuning: None,
+    ///     cpu_fallback: true,
     /// };
     /// for d in clpix::devices().unwrap_or_default() {
     ///     println!("{}", Engine::with_device_config(&d, &config)?.backend());
@@ -435,7 +434,8 @@ impl Engine {
     }
 
     /// Runs `cpu` on the CPU backend and `cl` on an OpenCL backend. An automatic engine whose
-    /// kernel fails to build answers from the CPU instead (identical results), with a warning.
+    /// kernel fails to build, or needs more than the device allows ([`Error::DeviceLimit`]),
+    /// answers from the CPU instead (identical results), with a warning.
     pub(crate) fn dispatch<T>(
         &self,
         operation: &'static str,
@@ -448,9 +448,11 @@ impl Engine {
                 cpu()
             }
             Backend::OpenCl(c) => match cl(c) {
-                Err(e @ (Error::KernelBuild { .. } | Error::KernelSource { .. }))
-                    if self.fallback_on_build_error =>
-                {
+                Err(
+                    e @ (Error::KernelBuild { .. }
+                    | Error::KernelSource { .. }
+                    | Error::DeviceLimit { .. }),
+                ) if self.fallback_on_device_error => {
                     log::warn!("clpix: {operation} runs on the CPU: {e}");
                     cl::set_last_kernel_ns(None);
                     cpu()

@@ -130,6 +130,26 @@ pub enum Error {
         /// The device's (or the configured) limit.
         limit: u64,
     },
+    /// A kernel needs more of the device than it allows: work-items a group, local memory, or
+    /// other resources the driver refused at launch (`CL_OUT_OF_RESOURCES`). Automatic engines
+    /// ([`Engine::new`](crate::Engine::new)) answer such a call from the CPU instead, with the
+    /// same bits; an engine asked for OpenCL explicitly returns this error.
+    #[error(
+        "kernel {kernel} needs {needed} {what} on {device}, which allows {limit}; an automatic \
+         engine (Engine::new) answers from the CPU instead, as does Engine::cpu()"
+    )]
+    DeviceLimit {
+        /// The kernel, as `program/kernel`.
+        kernel: String,
+        /// The device.
+        device: String,
+        /// What ran short, in words (`work-items a group`, `bytes of local memory`).
+        what: &'static str,
+        /// How much the kernel needed.
+        needed: u64,
+        /// How much the device (or the engine's tuning) allows; 0 where the driver did not say.
+        limit: u64,
+    },
     /// A [`DeviceImage`](crate::DeviceImage) was passed to an engine that did not make it.
     #[error(
         "this DeviceImage lives on {owner}, not on this engine ({this}); \

@@ -31,7 +31,7 @@ fn capped() -> &'static [Engine] {
                         let config = clpix::EngineConfig {
                             max_buffer_bytes: Some(cap),
                             layout,
-                            tuning: None,
+                            ..Default::default()
                         };
                         v.push(
                             Engine::with_device_config(d, &config)
@@ -135,7 +135,7 @@ fn reference_f32(img: &image::Rgba32FImage, blur: &GaussianBlur) -> Vec<f32> {
                 for i in -r..=r {
                     let v =
                         spec_map(x + i, w, b).map_or(0.0, |s| src[((y * w + s) * 4 + c) as usize]);
-                    acc = acc + wt[(i + r) as usize] * v;
+                    acc = wt[(i + r) as usize].mul_add(v, acc);
                 }
                 t[((y * w + x) * 4 + c) as usize] = acc;
             }
@@ -149,7 +149,7 @@ fn reference_f32(img: &image::Rgba32FImage, blur: &GaussianBlur) -> Vec<f32> {
                 for i in -r..=r {
                     let v =
                         spec_map(y + i, h, b).map_or(0.0, |s| t[((s * w + x) * 4 + c) as usize]);
-                    acc = acc + wt[(i + r) as usize] * v;
+                    acc = wt[(i + r) as usize].mul_add(v, acc);
                 }
                 out[((y * w + x) * 4 + c) as usize] = acc;
             }

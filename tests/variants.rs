@@ -78,8 +78,9 @@ fn single_pass_compaction_matches_cpu() {
 /// with 32 KiB of local memory.
 #[test]
 fn sorted_compaction_with_half_tiles_matches_cpu() {
+    // 32 KiB of local memory (OpenCL's minimum): the host plans 8 pixels a work-item.
     let mut tuning = Tuning::default();
-    tuning.build_options = "-D RADIX_PER=8u".into();
+    tuning.max_local_memory = Some(32 << 10);
     let engines = gpu_layout_engines_tuned(&tuning);
     let cpu = Engine::cpu();
     let cases = [
@@ -113,6 +114,103 @@ fn sorted_compaction_with_half_tiles_matches_cpu() {
                 e.backend()
             );
         }
+    }
+}
+
+/// Engines on every device in the GPU layout, planning with `tuning`'s smaller limits: as
+/// asked (an explicit OpenCL engine) and answering from the CPU where a kernel does not fit.
+fn limited_engines(tuning: &Tuning) -> (Vec<Engine>, Vec<Engine>) {
+    let explicit = gpu_layout_engines_tuned(tuning);
+    let fallback = explicit
+        .iter()
+        .filter_map(|e| e.device().cloned())
+        .map(|d| {
+            let config = clpix::EngineConfig {
+                layout: clpix::KernelLayout::Coalesced,
+                tuning: Some(tuning.clone()),
+                cpu_fallback: true,
+                ..Default::default()
+            };
+            Engine::with_device_config(&d, &config).unwrap()
+        })
+        .collect();
+    (explicit, fallback)
+}
+
+/// Smaller devices, as the tuning's limits make this one (the plans and the launch checks read
+/// them): work-groups of at most 128 or 64 and 32 KiB of local memory. Every operation gives
+/// the CPU's bits where its kernels fit. The blur's tiles take 128 work-items: with 64, an
+/// explicit engine's blur (but the register kernel's, of 64) is a DeviceLimit error naming the kernel, what it needed and the
+/// limit, and an engine with `cpu_fallback` answers from the CPU. With 16 KiB of local
+/// memory (below OpenCL's minimum) the sorted compaction's scatter does not fit: the same.
+#[test]
+fn smaller_devices_fit_or_say_why() {
+    let images = [
+        make_image(45, 31, 4, Content::Random, 11),
+        make_image(300, 2, 0, Content::FewLevels, 12),
+    ];
+    let cpu = Engine::cpu();
+    for (wg, local) in [(128usize, 32u64 << 10), (64, 32 << 10)] {
+        let mut tuning = Tuning::default();
+        tuning.max_work_group = Some(wg);
+        tuning.max_local_memory = Some(local);
+        let (explicit, fallback) = limited_engines(&tuning);
+        for img in &images {
+            let expected = every_op(&cpu, img.view().into());
+            for e in &fallback {
+                let got = every_op(e, img.view().into());
+                assert!(got == expected, "{} wg {wg}: fallback", e.backend());
+            }
+            for e in &explicit {
+                let got = every_op(e, img.view().into());
+                let mut refused = 0;
+                for (i, (g, x)) in got.iter().zip(&expected).enumerate() {
+                    // The first four entries are the blurs: the register kernel (radius 2)
+                    // takes groups of 64, the others 128.
+                    if wg < 128 && i < 4 && g != x {
+                        assert!(
+                            g.contains("Err(DeviceLimit")
+                                && g.contains("kernel: \"blur/")
+                                && g.contains("needed: 128")
+                                && g.contains(&format!("limit: {wg}")),
+                            "{} wg {wg}: op {i}: {}",
+                            e.backend(),
+                            &g[..g.len().min(300)]
+                        );
+                        refused += 1;
+                    } else {
+                        assert!(g == x, "{} wg {wg}: op {i}", e.backend());
+                    }
+                }
+                assert_eq!(refused, if wg < 128 { 3 } else { 0 }, "{}", e.backend());
+            }
+        }
+    }
+    let mut tuning = Tuning::default();
+    tuning.max_local_memory = Some(16 << 10);
+    let (explicit, fallback) = limited_engines(&tuning);
+    let img = &images[0];
+    let expected = cpu.compact_sorted(img.view(), 100).unwrap();
+    for e in &explicit {
+        match e.compact_sorted(img.view(), 100) {
+            Err(Error::DeviceLimit {
+                kernel,
+                what,
+                needed,
+                limit,
+                ..
+            }) => {
+                assert!(kernel.starts_with("compact/radix_scatter"), "{kernel}");
+                assert_eq!((what, limit), ("bytes of local memory", 16 << 10));
+                assert!(needed > limit);
+            }
+            other => panic!("{}: {other:?}", e.backend()),
+        }
+        // Operations whose kernels fit still run.
+        assert_eq!(e.brightest(img.view()), cpu.brightest(img.view()));
+    }
+    for e in &fallback {
+        assert_eq!(e.compact_sorted(img.view(), 100).unwrap(), expected);
     }
 }
 

@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 use opencl3::device::{
     Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+    CL_FP_DENORM,
 };
 use opencl3::types::cl_device_id;
 use std::fmt;
@@ -68,6 +69,9 @@ pub struct DeviceInfo {
     pub local_mem_bytes: u64,
     /// Largest work-group.
     pub max_work_group_size: usize,
+    /// Whether single-precision denormals are kept (`CL_FP_DENORM` in
+    /// `CL_DEVICE_SINGLE_FP_CONFIG`): the f32 blur needs them to give the CPU's bits.
+    pub f32_denormals: bool,
     /// `OpenCL C x.y …` as reported.
     pub opencl_c_version: String,
     /// Driver version.
@@ -222,6 +226,7 @@ fn describe(index: usize, platform: &str, id: cl_device_id) -> Result<DeviceInfo
         max_work_group_size: d
             .max_work_group_size()
             .map_err(q("CL_DEVICE_MAX_WORK_GROUP_SIZE"))?,
+        f32_denormals: d.single_fp_config().unwrap_or(0) & CL_FP_DENORM != 0,
         opencl_c_version: d.opencl_c_version().unwrap_or_default().trim().to_string(),
         driver_version: d.driver_version().unwrap_or_default().trim().to_string(),
         extensions: d.extensions().unwrap_or_default(),
@@ -265,6 +270,8 @@ pub(crate) enum Vendor {
     Nvidia,
     /// PoCL (Portable Computing Language), on CPUs.
     Pocl,
+    /// The Oclgrind simulator (its checks do not see rectangular writes: see `write_range`).
+    Oclgrind,
     /// Any other implementation: the portable kernels only.
     Other,
 }
@@ -276,6 +283,8 @@ impl Vendor {
             Vendor::Nvidia
         } else if info.platform.contains("Portable Computing Language") {
             Vendor::Pocl
+        } else if info.platform.contains("Oclgrind") {
+            Vendor::Oclgrind
         } else {
             Vendor::Other
         }

@@ -22,10 +22,12 @@ pub(crate) struct Grid {
 impl Grid {
     /// The grid for `info`'s device, in the contiguous (CPU devices) or coalesced layout.
     pub(crate) fn new(info: &DeviceInfo, contiguous: bool) -> Grid {
+        // A power of two (the kernels' tree reductions halve it), at most 256.
         let wg = if contiguous {
             1
         } else {
-            256.min(info.max_work_group_size.max(1))
+            let most = 256.min(info.max_work_group_size.max(1));
+            1 << most.ilog2()
         };
         let units = info.compute_units.max(1) as usize;
         Grid {

@@ -41,6 +41,19 @@ impl Arg {
     }
 }
 
+/// What a built kernel allows on its device, queried when its first kernel object is made
+/// (no arguments set yet): the largest work-group (`CL_KERNEL_WORK_GROUP_SIZE`) and its own
+/// local memory (`CL_KERNEL_LOCAL_MEM_SIZE`: static arrays; 0 where a driver does not say).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KernelLimits {
+    work_group: usize,
+    static_local: u64,
+}
+
+/// CL_OUT_OF_RESOURCES: what drivers answer at launch when a kernel's registers or local memory
+/// do not fit.
+const CL_OUT_OF_RESOURCES: i32 = -5;
+
 /// A finished kernel's start and end from its profiling event, in nanoseconds.
 fn kernel_interval(event: &Event) -> Option<(u64, u64)> {
     let start = event.profiling_command_start().ok()?;
@@ -78,8 +91,20 @@ impl ClEngine {
             .and_then(|v| v.pop());
         let k = match pooled {
             Some(k) => k,
-            None => ClKernel::create(&prog, name).map_err(|e| Error::cl("clCreateKernel", e.0))?,
+            None => {
+                let k =
+                    ClKernel::create(&prog, name).map_err(|e| Error::cl("clCreateKernel", e.0))?;
+                self.note_limits((program, variant, name), &k)?;
+                k
+            }
         };
+        if let Err(e) = self.check_limits((program, variant, name), args, local) {
+            lock(&self.kernels)
+                .entry((program, variant, name))
+                .or_default()
+                .push(k);
+            return Err(e);
+        }
         // PoCL before 6 aborts the process when kernels of two queues are in flight at once
         // with the same code and work-group size but different specializations (its cache
         // release matches on fewer fields than its lookup: `pocl_release_dlhandle_cache:
@@ -117,7 +142,15 @@ impl ClEngine {
                     &[],
                 )
             }
-            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e.0))
+            .map_err(|e| match e.0 {
+                CL_OUT_OF_RESOURCES => self.limit_error(
+                    kernel,
+                    "work-items a group (CL_OUT_OF_RESOURCES at launch)",
+                    local as u64,
+                    0,
+                ),
+                code => Error::cl("clEnqueueNDRangeKernel", code),
+            })
             .and_then(|event| {
                 let profile = self.tuning.profile;
                 if serial.is_none() && !profile {
@@ -144,6 +177,69 @@ impl ClEngine {
             .or_default()
             .push(k);
         result
+    }
+
+    /// Records what a new kernel object of `key` allows on this device (once per key).
+    fn note_limits(&self, key: super::KernelKey, k: &ClKernel) -> Result<()> {
+        if lock(&self.kernel_limits).contains_key(&key) {
+            return Ok(());
+        }
+        let device = self.device_id as opencl3::types::cl_device_id;
+        let work_group = k
+            .get_work_group_size(device)
+            .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))?;
+        let static_local = k
+            .get_local_mem_size(device)
+            .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))?;
+        lock(&self.kernel_limits).insert(
+            key,
+            KernelLimits {
+                work_group,
+                static_local,
+            },
+        );
+        Ok(())
+    }
+
+    /// A [`Error::DeviceLimit`] when a launch of `key` in groups of `local` with `args` needs
+    /// more work-items a group or more local memory than the built kernel and the device allow
+    /// (the device's figures as the engine plans with them: see `Tuning::max_work_group`).
+    fn check_limits(&self, key: super::KernelKey, args: &[Arg], local: usize) -> Result<()> {
+        let Some(limits) = lock(&self.kernel_limits).get(&key).copied() else {
+            return Ok(());
+        };
+        let kernel = Kernel::new(key.0, key.2);
+        let most = limits.work_group.min(self.info.max_work_group_size);
+        if local > most {
+            return Err(self.limit_error(kernel, "work-items a group", local as u64, most as u64));
+        }
+        let dynamic: u64 = args
+            .iter()
+            .map(|a| match a {
+                Arg::Local(bytes) => *bytes as u64,
+                _ => 0,
+            })
+            .sum();
+        let needed = limits.static_local + dynamic;
+        if needed > self.info.local_mem_bytes {
+            return Err(self.limit_error(
+                kernel,
+                "bytes of local memory",
+                needed,
+                self.info.local_mem_bytes,
+            ));
+        }
+        Ok(())
+    }
+
+    fn limit_error(&self, kernel: Kernel, what: &'static str, needed: u64, limit: u64) -> Error {
+        Error::DeviceLimit {
+            kernel: format!("{}/{}", kernel.program.name(), kernel.name),
+            device: self.info.name.clone(),
+            what,
+            needed,
+            limit,
+        }
     }
 
     /// Waits for the queue and records the summed kernel time of `events` and their span for

@@ -16,8 +16,9 @@ mod transfer;
 pub(crate) use device::Vendor;
 pub(crate) use device::{best_device, find_device};
 pub use device::{devices, DeviceInfo, DeviceType};
+pub(crate) use grid::radix_local_bytes;
 #[cfg(test)]
-pub(crate) use grid::{radix_local_bytes, radix_per};
+pub(crate) use grid::radix_per;
 pub(crate) use grid::{u32_arg, Grid};
 pub(crate) use launch::{last_kernel_ns, set_last_kernel_ns, Arg};
 pub(crate) use parts::PartRange;
@@ -75,6 +76,8 @@ pub(crate) struct ClEngine {
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<KernelKey, Vec<ClKernel>>>,
+    /// What each built kernel allows on this device (see [`launch::KernelLimits`]).
+    kernel_limits: Mutex<HashMap<KernelKey, launch::KernelLimits>>,
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Build logs of program variants that did not build, so that a caller falling back to
@@ -143,6 +146,16 @@ impl ClEngine {
         let queue =
             unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
                 .map_err(|e| Error::cl("clCreateCommandQueue", e.0))?;
+        // A smaller device's limits, where the tuning asks for them (to test its shapes here):
+        // every plan below and every launch check reads them from `info`.
+        let mut info = info.clone();
+        if let Some(n) = tuning.max_work_group {
+            info.max_work_group_size = info.max_work_group_size.min(n);
+        }
+        if let Some(b) = tuning.max_local_memory {
+            info.local_mem_bytes = info.local_mem_bytes.min(b);
+        }
+        let info = &info;
         let contiguous = match layout {
             KernelLayout::Auto => info.device_type == DeviceType::Cpu,
             KernelLayout::Coalesced => false,
@@ -179,6 +192,7 @@ impl ClEngine {
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
+            kernel_limits: Mutex::new(HashMap::new()),
             scratch: Mutex::new(HashMap::new()),
             failed_variants: Mutex::new(HashMap::new()),
             partials: Mutex::new(Vec::new()),
@@ -304,7 +318,21 @@ mod tests {
                 too_big,
                 too_big,
             );
-            assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
+            match e {
+                Err(Error::DeviceLimit {
+                    kernel,
+                    what,
+                    needed,
+                    limit,
+                    ..
+                }) => {
+                    assert_eq!(kernel, "reduce/luma_stats");
+                    assert_eq!(what, "work-items a group");
+                    assert_eq!(needed, too_big as u64);
+                    assert!(limit <= cl.info.max_work_group_size as u64);
+                }
+                other => panic!("{other:?}"),
+            }
             // A buffer larger than the limit is refused before the driver sees it.
             let e = cl.buffer::<u64>(usize::MAX / 16, "huge");
             assert!(matches!(e, Err(Error::TooLargeForDevice { .. })), "{e:?}");

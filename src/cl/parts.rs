@@ -61,6 +61,17 @@ impl ClEngine {
             let part = &bytes[start..start + r.pixels() * 4];
             return self.write(buf, 0, as_u32_or_copy(part).as_ref());
         }
+        if self.vendor == super::Vendor::Oclgrind {
+            // Oclgrind (21.10) marks neither what clEnqueueWriteBufferRect writes nor a plain
+            // write at an offset as initialised, so its uninitialised-value check flags every
+            // kernel that reads them: there, the rows packed on the host and written at once.
+            let (x0, cols) = (r.x0 as usize * 4, r.cols as usize * 4);
+            let mut packed = Vec::with_capacity(r.pixels() * 4);
+            for row in 0..r.rows {
+                packed.extend_from_slice(&view.row(r.first_row + row)[x0..x0 + cols]);
+            }
+            return self.write(buf, 0, as_u32_or_copy(&packed).as_ref());
+        }
         // Padded rows: one rectangular transfer, no host copy.
         let origin = [0usize; 3];
         let host_origin = [r.x0 as usize * 4, r.first_row as usize, 0];

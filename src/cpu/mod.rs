@@ -67,30 +67,35 @@ pub(crate) fn with_u32_blocks(bytes: &[u8], block: usize, mut f: impl FnMut(usiz
     }
 }
 
-/// Defines `$name` that runs `$body` compiled for AVX-512 or AVX2 when the CPU has it (detected once at
-/// run time), and for the baseline target otherwise: the same source, so the same results.
+/// Defines `$name` that runs `$body` compiled for AVX-512 or AVX2 (with FMA) when the CPU has them
+/// (detected at run time), and for the baseline target otherwise: the same source, so the same
+/// results (Rust never fuses a multiply and an add by itself; `mul_add` is one rounding either way).
 macro_rules! multiversion {
     (fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
         #[inline(always)]
         fn generic($($arg: $ty),*) -> $ret $body
 
         #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2")]
+        #[target_feature(enable = "avx2,fma")]
         fn avx2($($arg: $ty),*) -> $ret { generic($($arg),*) }
 
         #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
         fn avx512($($arg: $ty),*) -> $ret { generic($($arg),*) }
 
         pub(crate) fn $name($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
-                if std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vl") {
-                    // SAFETY: the CPU supports AVX-512 F/BW/VL, checked just above.
+                let fma = std::is_x86_feature_detected!("fma");
+                if fma
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512vl")
+                {
+                    // SAFETY: the CPU supports AVX-512 F/BW/VL and FMA, checked just above.
                     return unsafe { avx512($($arg),*) };
                 }
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2, checked just above.
+                if fma && std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2 and FMA, checked just above.
                     return unsafe { avx2($($arg),*) };
                 }
             }

@@ -3,7 +3,9 @@
  * RGBA8 (SPEC.md): integer weights q (sum 65536, symmetric); horizontal h = sum q_i p(x+i)
  * as uint, t = (h + 128) >> 8 as ushort (4 per pixel); vertical v = sum q_i t(y+i) as uint,
  * out = (v + 2^23) >> 24. Integer sums are exact, so any order gives the same bits.
- * f32: acc = 0; acc = acc + wt[i] * x(pos + i - w) for i = 0..2w, in that order, no FMA.
+ * f32: acc = 0; acc = fma(wt[i], x(pos + i - w), acc) for i = 0..2w, in that order: one
+ * rounding a tap, which no conforming compiler may change (it may fuse a separate multiply and
+ * add despite FP_CONTRACT OFF: Intel's CPU compiler did).
  *
  * Borders (border argument): 0 Clamp, 1 Reflect (no edge repeat, repeated; 0 for n = 1),
  * 2 Wrap, 3 Zero (a zero pixel, which the f32 path still adds as wt * 0).
@@ -69,7 +71,7 @@ inline float h_at_f32(__global const float* row, long width, long j, __global co
     for (uint i = 0; i <= 2u * w; ++i) {
         long s = blur_map(x + (long)i - (long)w, width, border);
         float v = s >= 0 ? row[s * 4 + c] : 0.0f;
-        acc = acc + wt[i] * v;
+        acc = fma(wt[i], v, acc);
     }
     return acc;
 }
@@ -440,6 +442,10 @@ void blur_band_u8(__global const uint* src, uint width, uint height, __constant 
         long sp = (uint)p < width ? (long)p : blur_map(p, width, border);
         sx[m] = c < BSPAN ? (int)sp : -1;
     }
+    /* The ring starts at zero: the first steps also read slots not yet written, for output
+       rows before the strip that are never stored (Oclgrind flags reading them unset). The
+       first barrier below orders these stores before the ring's. */
+    for (uint i = lid; i < BRS * RROW; i += (uint)BT) ring[i] = (uint2)(0u);
     uint pre[NCOL * BR];
     band_load(src, width, height, border, sx, top, pre);
     uint rb = 0u; /* the ring slot of the step's first row */
@@ -575,10 +581,10 @@ inline void hrow_f32(__global const float* row, uint width, __global const float
         __global const float* p = row + j0 - 4 * (size_t)w;
         for (uint i = 0; i <= 2u * w; ++i, p += 4) {
             float wi = wt[i];
-            a0 = a0 + wi * vload16(0, p);
-            a1 = a1 + wi * vload16(1, p);
-            a2 = a2 + wi * vload16(2, p);
-            a3 = a3 + wi * vload16(3, p);
+            a0 = fma((float16)(wi), vload16(0, p), a0);
+            a1 = fma((float16)(wi), vload16(1, p), a1);
+            a2 = fma((float16)(wi), vload16(2, p), a2);
+            a3 = fma((float16)(wi), vload16(3, p), a3);
         }
         __global float* o = out + (j0 - jb);
         ST16(float16, a0, 0, o);
@@ -629,10 +635,10 @@ inline void vrow_f32_ring(__global const float* ring, size_t ms, size_t n, uint 
         for (uint i = 0; i <= 2u * w; ++i) {
             float wi = wt[i];
             __global const float* p = ring + SLOT(i) * ms + j0;
-            a0 = a0 + wi * vload16(0, p);
-            a1 = a1 + wi * vload16(1, p);
-            a2 = a2 + wi * vload16(2, p);
-            a3 = a3 + wi * vload16(3, p);
+            a0 = fma((float16)(wi), vload16(0, p), a0);
+            a1 = fma((float16)(wi), vload16(1, p), a1);
+            a2 = fma((float16)(wi), vload16(2, p), a2);
+            a3 = fma((float16)(wi), vload16(3, p), a3);
         }
         __global float* o = ob + j0;
         ST16(float16, a0, 0, o);
@@ -642,7 +648,7 @@ inline void vrow_f32_ring(__global const float* ring, size_t ms, size_t n, uint 
     }
     for (size_t j = j0; j < n; ++j) {
         float acc = 0.0f;
-        for (uint i = 0; i <= 2u * w; ++i) acc = acc + wt[i] * ring[SLOT(i) * ms + j];
+        for (uint i = 0; i <= 2u * w; ++i) acc = fma(wt[i], ring[SLOT(i) * ms + j], acc);
         ob[j] = acc;
     }
 #undef SLOT
@@ -785,19 +791,19 @@ __kernel void blur_v_f32(__global const float* t, uint width, uint height,
                 long r = blur_map((long)y + (long)i - (long)w, height, border);
                 float wi = wt[i];
                 if (r < 0) {
-                    /* A zero row still adds wt * 0 (it turns -0 into +0). */
-                    float z = wi * 0.0f;
-                    a0 = a0 + z;
-                    a1 = a1 + z;
-                    a2 = a2 + z;
-                    a3 = a3 + z;
+                    /* A zero row still adds fma(wt, 0, acc) (it turns -0 into +0). */
+                    float16 z = (float16)(0.0f);
+                    a0 = fma((float16)(wi), z, a0);
+                    a1 = fma((float16)(wi), z, a1);
+                    a2 = fma((float16)(wi), z, a2);
+                    a3 = fma((float16)(wi), z, a3);
                     continue;
                 }
                 __global const float* p = t + (size_t)r * n + j0;
-                a0 = a0 + wi * vload16(0, p);
-                a1 = a1 + wi * vload16(1, p);
-                a2 = a2 + wi * vload16(2, p);
-                a3 = a3 + wi * vload16(3, p);
+                a0 = fma((float16)(wi), vload16(0, p), a0);
+                a1 = fma((float16)(wi), vload16(1, p), a1);
+                a2 = fma((float16)(wi), vload16(2, p), a2);
+                a3 = fma((float16)(wi), vload16(3, p), a3);
             }
             __global float* o = dst + y * n + j0;
             ST16(float16, a0, 0, o);
@@ -810,7 +816,7 @@ __kernel void blur_v_f32(__global const float* t, uint width, uint height,
             for (uint i = 0; i <= 2u * w; ++i) {
                 long r = blur_map((long)y + (long)i - (long)w, height, border);
                 float v = r >= 0 ? t[(size_t)r * n + j] : 0.0f;
-                acc = acc + wt[i] * v;
+                acc = fma(wt[i], v, acc);
             }
             dst[y * n + j] = acc;
         }
@@ -932,7 +938,7 @@ void blur_h_f32(__global const float4* src, uint width, uint height, __global co
     for (uint i = 0; i <= 2u * w; ++i) {
         float wi = wt[i];
 #pragma unroll
-        for (uint j = 0; j < TPX; ++j) acc[j] = acc[j] + wi * tile[lid + j * TI + i];
+        for (uint j = 0; j < TPX; ++j) acc[j] = fma((float4)(wi), tile[lid + j * TI + i], acc[j]);
     }
     __global float4* out = t + (size_t)y * width;
 #pragma unroll
@@ -959,7 +965,7 @@ void blur_h_f32_direct(__global const float4* src, uint width, uint height,
         for (uint i = 0; i <= 2u * w; ++i) {
             long s = blur_map((long)x + (long)i - (long)w, width, border);
             float4 v = s >= 0 ? row[s] : (float4)(0.0f);
-            acc = acc + wt[i] * v;
+            acc = fma(wt[i], v, acc);
         }
         out[x] = acc;
     }
@@ -984,7 +990,7 @@ void blur_v_f32(__global const float4* t, uint width, uint height, __global cons
 #pragma unroll
         for (int k = 0; k < VR; ++k) {
             int i = j - k;
-            if (i >= -iw && i <= iw) acc[k] = acc[k] + wt[i + iw] * tv;
+            if (i >= -iw && i <= iw) acc[k] = fma((__typeof__(acc[k]))(wt[i + iw]), tv, acc[k]);
         }
     }
 #pragma unroll
@@ -1000,7 +1006,7 @@ void blur_v_f32(__global const float4* t, uint width, uint height, __global cons
    window of intermediate rows t (contiguous, rows + k - 1 of them), taps i0 .. i0 + k of the
    weights, so that a band can take its taps in several chunks. acc carries the running sum
    between chunks (reset when first); the last chunk writes the result to dst. The f32 sum is
-   acc = acc + wt[i] * t in the order of the taps, exactly as in one pass.
+   acc = fma(wt[i], t, acc) in the order of the taps, exactly as in one pass.
    Arguments: (t, n values a row, rows, weights, i0, k, acc, first, last, dst). */
 #if CLPIX_CONTIGUOUS
 /* CPU devices: one work-item per group walks a range of rows, in blocks of 64 values. */
@@ -1073,10 +1079,10 @@ __kernel void blur_band_v_f32(__global const float* t, uint n, uint rows,
             for (uint i = 0; i < k; ++i) {
                 __global const float* p = t + (y + i) * n + j0;
                 float wi = wt[i0 + i];
-                a0 = a0 + wi * vload16(0, p);
-                a1 = a1 + wi * vload16(1, p);
-                a2 = a2 + wi * vload16(2, p);
-                a3 = a3 + wi * vload16(3, p);
+                a0 = fma((float16)(wi), vload16(0, p), a0);
+                a1 = fma((float16)(wi), vload16(1, p), a1);
+                a2 = fma((float16)(wi), vload16(2, p), a2);
+                a3 = fma((float16)(wi), vload16(3, p), a3);
             }
             __global float* o = out + j0;
             ST16(float16, a0, 0, o);
@@ -1086,7 +1092,7 @@ __kernel void blur_band_v_f32(__global const float* t, uint n, uint rows,
         }
         for (size_t j = j0; j < n; ++j) {
             float s = first ? 0.0f : acc[y * n + j];
-            for (uint i = 0; i < k; ++i) s = s + wt[i0 + i] * t[(y + i) * n + j];
+            for (uint i = 0; i < k; ++i) s = fma(wt[i0 + i], t[(y + i) * n + j], s);
             out[j] = s;
         }
     }
@@ -1120,7 +1126,7 @@ __kernel void blur_band_v_f32(__global const float* t, uint n, uint rows,
         size_t j = idx - y * n;
         float s = first ? 0.0f : acc[idx];
         __global const float* p = t + y * n + j;
-        for (uint i = 0; i < k; ++i) s = s + wt[i0 + i] * p[(size_t)i * n];
+        for (uint i = 0; i < k; ++i) s = fma(wt[i0 + i], p[(size_t)i * n], s);
         if (last)
             dst[idx] = s;
         else

@@ -214,6 +214,16 @@ pub(super) fn cl_blur_f32(
     if n == 0 || blur.radius == 0 {
         return Ok(img.clone());
     }
+    if !cl.info.f32_denormals {
+        // A device that flushes denormals would give other bits on such inputs.
+        return Err(Error::DeviceLimit {
+            kernel: format!("blur/{}", Format::RgbaF32.h_kernels().0.name),
+            device: cl.info.name.clone(),
+            what: "f32 denormals kept (CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG)",
+            needed: 1,
+            limit: 0,
+        });
+    }
     let limit = cl.max_buffer_bytes;
     let wt = blur.weights_f32()?;
     let mut wbuf = cl.buffer::<f32>(wt.len(), "blur weights")?;

@@ -308,7 +308,7 @@ pub(super) fn launch_strips<S>(
 }
 
 /// Waits for the per-radius kernels `launched` (`what`): `Ok(false)` when they did not build on
-/// this device (said as a `log` warning), for the caller to run the generic passes instead,
+/// this device or need more than it allows (said as a `log` warning), for the caller to run the generic passes instead,
 /// unless they were `forced` by `CLPIX_BLUR_GPU` (to measure or test them): then their build
 /// error, so that a measurement or a test never runs another kernel unnoticed.
 pub(super) fn finish_per_radius(
@@ -319,9 +319,9 @@ pub(super) fn finish_per_radius(
 ) -> Result<bool> {
     match launched {
         Ok(events) => cl.finish(&events).map(|()| true),
-        Err(e @ Error::KernelBuild { .. }) if !forced => {
+        Err(e @ (Error::KernelBuild { .. } | Error::DeviceLimit { .. })) if !forced => {
             log::warn!(
-                "{what} (w = {w}) did not build on {}; the generic passes instead: {e}",
+                "{what} (w = {w}) does not run on {}; the generic passes instead: {e}",
                 cl.info.name
             );
             Ok(false)

@@ -108,14 +108,15 @@ pub(super) mod kern_v {
 }
 
 pub(super) mod kern_f32 {
-    // docs/SPEC.md writes the f32 sums as `acc = acc + w * x`: kept literally.
-    #![allow(clippy::assign_op_pattern)]
+    // docs/SPEC.md writes the f32 sums as one fused multiply-add a tap, `acc = fma(w, x, acc)`,
+    // in tap order: a compiler may not change its rounding (a separate multiply and add, Intel's
+    // OpenCL compiler fused despite `FP_CONTRACT OFF`).
     use super::BLK;
     use crate::cpu::multiversion;
 
     multiversion! {
         fn h_f32(pad: &[f32], wt: &[f32], out: &mut [f32]) -> () {
-            // out[j] = Σ_i wt[i] · pad[j + 4 i], in order i = 0..taps, no fused multiply-add.
+            // out[j] = Σ_i wt[i] · pad[j + 4 i], in order i = 0..taps, one fused multiply-add a tap.
             let n = out.len();
             let mut j0 = 0;
             while j0 + BLK <= n {
@@ -123,7 +124,7 @@ pub(super) mod kern_f32 {
                 for (i, &wi) in wt.iter().enumerate() {
                     let a: &[f32; BLK] = pad[j0 + 4 * i..j0 + 4 * i + BLK].try_into().unwrap_or(&[0.0; BLK]);
                     for k in 0..BLK {
-                        acc[k] = acc[k] + wi * a[k];
+                        acc[k] = wi.mul_add(a[k], acc[k]);
                     }
                 }
                 out[j0..j0 + BLK].copy_from_slice(&acc);
@@ -132,7 +133,7 @@ pub(super) mod kern_f32 {
             for j in j0..n {
                 let mut acc = 0.0f32;
                 for (i, &wi) in wt.iter().enumerate() {
-                    acc = acc + wi * pad[j + 4 * i];
+                    acc = wi.mul_add(pad[j + 4 * i], acc);
                 }
                 out[j] = acc;
             }
@@ -141,8 +142,9 @@ pub(super) mod kern_f32 {
 }
 
 pub(super) mod kern_vf32 {
-    // docs/SPEC.md writes the f32 sums as `acc = acc + w * x`: kept literally.
-    #![allow(clippy::assign_op_pattern)]
+    // docs/SPEC.md writes the f32 sums as one fused multiply-add a tap, `acc = fma(w, x, acc)`,
+    // in tap order: a compiler may not change its rounding (a separate multiply and add, Intel's
+    // OpenCL compiler fused despite `FP_CONTRACT OFF`).
     use super::BLK;
     use crate::cpu::multiversion;
 
@@ -155,7 +157,7 @@ pub(super) mod kern_vf32 {
                 for (row, &wi) in rows.iter().zip(wt) {
                     let a: &[f32; BLK] = row[j0..j0 + BLK].try_into().unwrap_or(&[0.0; BLK]);
                     for k in 0..BLK {
-                        acc[k] = acc[k] + wi * a[k];
+                        acc[k] = wi.mul_add(a[k], acc[k]);
                     }
                 }
                 out[j0..j0 + BLK].copy_from_slice(&acc);
@@ -164,7 +166,7 @@ pub(super) mod kern_vf32 {
             for j in j0..n {
                 let mut acc = 0.0f32;
                 for (row, &wi) in rows.iter().zip(wt) {
-                    acc = acc + wi * row[j];
+                    acc = wi.mul_add(row[j], acc);
                 }
                 out[j] = acc;
             }

@@ -13,8 +13,10 @@
 //!   `(v + 2²³) >> 24`. A constant image stays constant (Clamp, Reflect, Wrap); the result is
 //!   within 1 of the exactly rounded real-valued blur.
 //! - **RGBA f32**: `wt_i = n_i as f32`; each output is
-//!   `acc = 0.0; for i in -w..=w { acc = acc + wt[i + w] * src(pos + i) }` in exactly that
-//!   order, in f32, no fused multiply-add (`FP_CONTRACT OFF` in the kernels). Nothing is clamped.
+//!   `acc = 0.0; for i in -w..=w { acc = fma(wt[i + w], src(pos + i), acc) }` in exactly that
+//!   order, in f32: one fused multiply-add a tap (one rounding), which no conforming compiler
+//!   can round differently (a separate multiply and add, Intel's OpenCL compiler fused despite
+//!   `FP_CONTRACT OFF`, and gave other bits). Nothing is clamped.
 //!   NaN stays NaN (its sign and payload are the hardware's and are not specified); denormals
 //!   are kept, so a device that flushes them to zero would differ on such inputs.
 //! - Borders, for a coordinate `p` outside `0..n`: [`Border::Clamp`] (nearest edge, default),
@@ -426,8 +428,8 @@ impl Engine {
         )
     }
 
-    /// Blurs an RGBA f32 image (scientific data): f32 weights, a fixed summation order and no
-    /// fused multiply-add, so that every backend gives the same bits.
+    /// Blurs an RGBA f32 image (scientific data): f32 weights, a fixed summation order and one
+    /// fused multiply-add a tap, so that every backend gives the same bits.
     ///
     /// ```
     /// use clpix::{Engine, GaussianBlur};

@@ -131,7 +131,12 @@ pub(super) fn cl_radix_sorted(
                 .collect();
             ((RADIX_SCATTER, RADIX_SINGLE), args)
         };
-        events.push(cl.launch(kernel, &args, g * wg, wg)?);
+        // The scatter's local memory (RadixLocal) is an argument, sized here from the same
+        // plan as RADIX_PER: a static array was counted twice by Oclgrind (41,472 bytes against
+        // its 32 KiB), which some compilers may do as well.
+        let mut scatter_args = args.clone();
+        scatter_args.push(Arg::Local(radix_local_bytes(wg, cl.grid.radix_per)));
+        events.push(cl.launch(kernel, &scatter_args, g * wg, wg)?);
         events.push(cl.launch(single, &args, g * wg, wg)?);
         Ok((sums, sg))
     };
@@ -179,12 +184,19 @@ pub(super) fn cl_lookback(
 ) -> Result<usize> {
     let wg = cl.grid.wg;
     let tiles = n.div_ceil(lookback_tile(cl, out.with_idx));
+    // The staging: rounds of 4 words a work-item (with indices, half the rounds, twice).
+    let staged = lookback_tile(cl, out.with_idx) * 4;
     let (kernel, outputs) = match out.with_idx {
         true => (
             COMPACT_LOOKBACK_INDEXED,
-            vec![Arg::buf(out.idx), Arg::buf(out.px)],
+            vec![
+                Arg::buf(out.idx),
+                Arg::buf(out.px),
+                Arg::Local(staged),
+                Arg::Local(staged),
+            ],
         ),
-        false => (COMPACT_LOOKBACK, vec![Arg::buf(out.px)]),
+        false => (COMPACT_LOOKBACK, vec![Arg::buf(out.px), Arg::Local(staged)]),
     };
     let mut last = [0u64];
     cl.with_tile_words(tiles, |words, epoch| {
@@ -196,7 +208,7 @@ pub(super) fn cl_lookback(
             Arg::U32(epoch),
         ];
         args.extend(outputs);
-        events.push(cl.launch_variant(kernel, WARP_RELOCATION, &args, tiles * wg, wg)?);
+        events.push(cl.launch_variant(kernel, lookback_variant(cl), &args, tiles * wg, wg)?);
         cl.read(words, tiles - 1, &mut last)?;
         // The last tile's word: this launch's epoch, PREFIX (2) and the total.
         match (last[0] >> 32) as u32 == epoch && (last[0] >> 30) & 3 == 2 {

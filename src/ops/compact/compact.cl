@@ -687,6 +687,12 @@ typedef struct {
     uchar st_d[RADIX_TILE];
 } RadixLocal;
 
+/* The size of RadixLocal as this compiler lays it out, for the host's test of its plan: the
+   scatter kernels take it as a __local argument of radix_local_bytes() bytes. */
+__kernel void radix_local_size(__global uint* out) {
+    out[0] = (uint)sizeof(RadixLocal);
+}
+
 /* One radix pass of group g (see above). `flags` is a constant where each kernel below calls
  * it, so that without indices the compiler drops their loads, stores and branches (H200, one
  * call: compacted_image_sorted 0.686-0.692 ms, against 0.760 with the flags read at run time).
@@ -806,10 +812,9 @@ inline void radix_scatter_tiles(__global const uint* px, __global const uint* sr
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void radix_scatter(__global const uint* px, uint n, uint wmin, uint shift,
                    __global const uint* len_at, uint at, __global const uint* offsets,
-                   __global uint* out_px) {
-    __local RadixLocal loc;
+                   __global uint* out_px, __local RadixLocal* loc) {
     radix_scatter_tiles(px, px, pass_len(n, len_at, at), wmin, shift, offsets, 0u, out_px,
-                        out_px, &loc);
+                        out_px, loc);
 }
 
 /* Pixels and their scan indices (hits): pass 1 takes the indices from the scan position, pass 2
@@ -818,10 +823,9 @@ __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void radix_scatter_indexed(__global const uint* px, __global const uint* src_idx, uint n,
                            uint wmin, uint shift, __global const uint* len_at, uint at,
                            __global const uint* offsets, uint flags, __global uint* out_idx,
-                           __global uint* out_px) {
-    __local RadixLocal loc;
+                           __global uint* out_px, __local RadixLocal* loc) {
     radix_scatter_tiles(px, src_idx, pass_len(n, len_at, at), wmin, shift, offsets,
-                        flags | RADIX_WITH_IDX, out_idx, out_px, &loc);
+                        flags | RADIX_WITH_IDX, out_idx, out_px, loc);
 }
 
 /* ---- Radix passes of single-digit groups. A group whose kept pixels all have one digit in

@@ -221,8 +221,10 @@ void compact_relocate_warps(__global const uint* px, uint n, uint wmin, __global
 /* Rounds a warp stages: pixels only 8 (a tile of WARPS * 8 * WROUND pixels, 32 KiB of local
    memory; in one call, both with a fill before each launch, 4 rounds took 0.183-0.188 ms and 8
    0.173), with indices 4 (their staging doubles it). */
+#ifndef LB_ROUNDS_PIXELS /* fewer where local memory is short: lookback_rounds() in plan.rs */
 #define LB_ROUNDS_PIXELS 8u
-#define LB_ROUNDS_INDEXED 4u
+#endif
+#define LB_ROUNDS_INDEXED (LB_ROUNDS_PIXELS / 2u)
 /* Rounds a warp loads before it ranks them. H200, compacted_image 8192² (pixels: 8 rounds):
    2 rounds 0.142-0.144 ms (38 registers), 4 0.149-0.153 (40-47), all 8 0.203-0.205 (74). */
 #ifndef CLPIX_LOOKBACK_BATCH
@@ -379,14 +381,17 @@ inline void lookback_tile(__global const uint* px, uint n, uint wmin,
 }
 
 /* The kept pixels of px[0..n) in scan order into out_px; tile t's word in state ends as its
-   inclusive prefix (the last one's is the total). */
+   inclusive prefix (the last one's is the total). The staging (WARPS * LB_ROUNDS_PIXELS *
+   WROUND words; with indices, two arrays of WARPS * LB_ROUNDS_INDEXED * WROUND) is a __local
+   argument sized by the host: as static arrays, Oclgrind counted them twice against its
+   32 KiB. */
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void compact_lookback(__global const uint* px, uint n, uint wmin,
-                      volatile __global ulong* state, uint epoch, __global uint* out_px) {
+                      volatile __global ulong* state, uint epoch, __global uint* out_px,
+                      __local uint* st_px) {
     __local uint xch[XCH_WORDS];
     __local uint sh[CLPIX_WG];
     __local uint win[WARP];
-    __local uint st_px[WARPS * LB_ROUNDS_PIXELS * WROUND];
     __local uint* sp = st_px + get_local_id(0) / WARP * (LB_ROUNDS_PIXELS * WROUND);
     lookback_tile(px, n, wmin, state, epoch, 0u, LB_ROUNDS_PIXELS, out_px, out_px, sp, sp, xch,
                   sh, win);
@@ -396,12 +401,11 @@ void compact_lookback(__global const uint* px, uint n, uint wmin,
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void compact_lookback_indexed(__global const uint* px, uint n, uint wmin,
                               volatile __global ulong* state, uint epoch,
-                              __global uint* out_idx, __global uint* out_px) {
+                              __global uint* out_idx, __global uint* out_px,
+                              __local uint* st_px, __local uint* st_idx) {
     __local uint xch[XCH_WORDS];
     __local uint sh[CLPIX_WG];
     __local uint win[WARP];
-    __local uint st_px[WARPS * LB_ROUNDS_INDEXED * WROUND];
-    __local uint st_idx[WARPS * LB_ROUNDS_INDEXED * WROUND];
     uint at = get_local_id(0) / WARP * (LB_ROUNDS_INDEXED * WROUND);
     lookback_tile(px, n, wmin, state, epoch, 1u, LB_ROUNDS_INDEXED, out_idx, out_px, st_px + at,
                   st_idx + at, xch, sh, win);

@@ -25,6 +25,9 @@ pub(crate) const RADIX_SCATTER_INDEXED: Kernel =
 pub(crate) const RADIX_SINGLE: Kernel = Kernel::new(ProgramId::Compact, "radix_single");
 pub(crate) const RADIX_SINGLE_INDEXED: Kernel =
     Kernel::new(ProgramId::Compact, "radix_single_indexed");
+/// Test only: the size of the scatter's local memory struct.
+#[cfg(test)]
+pub(crate) const RADIX_LOCAL_SIZE: Kernel = Kernel::new(ProgramId::Compact, "radix_local_size");
 
 /// Every kernel above.
 #[cfg(test)]
@@ -44,4 +47,5 @@ pub(crate) const ALL: &[Kernel] = &[
     RADIX_SCATTER_INDEXED,
     RADIX_SINGLE,
     RADIX_SINGLE_INDEXED,
+    RADIX_LOCAL_SIZE,
 ];

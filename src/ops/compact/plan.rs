@@ -21,10 +21,37 @@ pub(super) enum Relocation {
     LookBack,
 }
 
+/// Rounds of 4 pixels a work-item `compact_lookback` takes (`LB_ROUNDS_PIXELS` in
+/// compact_nv.cl; `compact_lookback_indexed` half as many): 8, halved while its local arrays
+/// (the staged rounds, 4 words a work-item each, twice with indices; the exchange, scan and
+/// window words) do not fit the device's local memory with 1 KiB to spare. 8 on GPUs with
+/// 48 KiB (34,944 bytes with indices and 256 work-items), 4 (the least: a batch is 2 rounds)
+/// with OpenCL's minimum of 32 KiB.
+pub(super) fn lookback_rounds(cl: &ClEngine) -> usize {
+    let wg = cl.grid.wg;
+    let fixed = (2 * wg + 32) * 4;
+    let staged = |rounds: usize| rounds / 2 * wg * 4 * 4 * 2;
+    let mut rounds = 8;
+    while rounds > 4 && (staged(rounds) + fixed + 1024) as u64 > cl.info.local_mem_bytes {
+        rounds /= 2;
+    }
+    rounds
+}
+
+/// The program variant of the look-back kernels: [`WARP_RELOCATION`], with fewer rounds
+/// where [`lookback_rounds`] says so.
+pub(super) fn lookback_variant(cl: &ClEngine) -> Defines {
+    match lookback_rounds(cl) {
+        8 => WARP_RELOCATION,
+        r => WARP_RELOCATION.with("LB_ROUNDS_PIXELS", r as u32),
+    }
+}
+
 /// Pixels a work-group of `compact_lookback` takes: rounds of 4 pixels a work-item,
-/// `LB_ROUNDS_PIXELS` (8) or `LB_ROUNDS_INDEXED` (4) in compact.cl.
+/// [`lookback_rounds`] of them, half as many with indices.
 pub(super) fn lookback_tile(cl: &ClEngine, with_idx: bool) -> usize {
-    cl.grid.wg * 4 * if with_idx { 4 } else { 8 }
+    let rounds = lookback_rounds(cl);
+    cl.grid.wg * 4 * if with_idx { rounds / 2 } else { rounds }
 }
 
 /// The largest part `compact_lookback` takes: its tiles' words hold counts in 30 bits.

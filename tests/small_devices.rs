@@ -1,0 +1,162 @@
+//! Every operation and kernel variant on small inputs, on every OpenCL device, against the CPU
+//! path, exactly: light enough for the Oclgrind simulator, which interprets every work-item and
+//! has 32 KiB of local memory (OpenCL's minimum). The NVIDIA variants run with their intrinsics
+//! emulated. Where `OCLGRIND_LOG` names a file (CI runs this binary on Oclgrind with
+//! `OCLGRIND_DATA_RACES=1` and `OCLGRIND_CHECK_API=1`), anything the simulator wrote there
+//! fails the test: a data race, an invalid read or write, barrier divergence, an API error
+//! (and an uninitialized value where `OCLGRIND_UNINITIALIZED=1`, whose plugin crashes on
+//! `luma_stats` in Oclgrind 21.10). One test, so that the log is read after every kernel has
+//! run.
+
+mod common;
+
+use clpix::{BlurKernel, Border, CompactOrder, CompactRelocation, Engine, GaussianBlur, Tuning};
+use common::*;
+
+/// Every device in the GPU layout with `tuning`, and (for `both_layouts`) in its own layout.
+fn engines(tuning: &Tuning, both_layouts: bool) -> Vec<Engine> {
+    let mut all = gpu_layout_engines_tuned(tuning);
+    if both_layouts {
+        all.extend(opencl_engines_tuned(tuning).into_iter().filter(|e| {
+            e.device()
+                .is_some_and(|d| d.device_type == clpix::DeviceType::Cpu)
+        }));
+    }
+    all
+}
+
+/// `what` on every engine equals `what` on the CPU engine.
+fn same_as_cpu<T: PartialEq + std::fmt::Debug>(
+    engines: &[Engine],
+    label: &str,
+    what: impl Fn(&Engine) -> clpix::Result<T>,
+) {
+    let expected = what(&Engine::cpu()).unwrap();
+    for e in engines {
+        let got = what(e).unwrap_or_else(|err| panic!("{label} on {}: {err}", e.backend()));
+        assert!(got == expected, "{label} on {}", e.backend());
+    }
+}
+
+fn tuned(set: impl Fn(&mut Tuning)) -> Tuning {
+    let mut t = Tuning::default();
+    set(&mut t);
+    t
+}
+
+#[test]
+fn every_operation_and_variant_on_small_inputs() {
+    let images = [
+        make_image(37, 23, 12, Content::Random, 1),
+        make_image(1, 1, 0, Content::White, 2),
+        make_image(16, 9, 0, Content::Constant([200, 10, 90, 255]), 3),
+    ];
+    let cpu = Engine::cpu();
+
+    // Every operation with the default kernels, in both layouts.
+    let defaults = engines(&Tuning::default(), true);
+    for img in &images {
+        let expected = every_op(&cpu, img.view().into());
+        for e in &defaults {
+            assert_eq!(
+                every_op(e, img.view().into()),
+                expected,
+                "{} {img:?}",
+                e.backend()
+            );
+        }
+    }
+
+    let img = &images[0];
+    let strip = make_image(70, 40, 4, Content::FewLevels, 4);
+    // NVIDIA's scan-order compaction, emulated: the warp kernels, the single pass, and the
+    // single pass with its fallback forced (odd tiles' words never trusted, no re-reads).
+    let warp = tuned(|t| {
+        t.emulate_nvidia = true;
+        t.compact_relocate = Some(CompactRelocation::Warp);
+    });
+    let lookback = tuned(|t| {
+        t.emulate_nvidia = true;
+        t.compact_relocate = Some(CompactRelocation::LookBack);
+    });
+    let fallback = tuned(|t| {
+        t.emulate_nvidia = true;
+        t.compact_relocate = Some(CompactRelocation::LookBack);
+        t.build_options = "-D CLPIX_LOOKBACK_SPIN=0 -D CLPIX_LOOKBACK_DISTRUST_ODD=1".into();
+    });
+    for (name, tuning) in [
+        ("warp", warp),
+        ("lookback", lookback),
+        ("fallback", fallback),
+    ] {
+        let es = engines(&tuning, false);
+        for im in [img, &strip] {
+            same_as_cpu(&es, name, |e| e.compact(im.view(), 300));
+            same_as_cpu(&es, name, |e| {
+                e.compacted_image(im.view(), 300, CompactOrder::ScanOrder)
+            });
+        }
+    }
+
+    // The sorted compaction's scatter in half tiles (as for 32 KiB of local memory).
+    let half = engines(&tuned(|t| t.max_local_memory = Some(32 << 10)), false);
+    for im in [img, &strip] {
+        same_as_cpu(&half, "half tiles", |e| e.compact_sorted(im.view(), 100));
+        same_as_cpu(&half, "half tiles", |e| {
+            e.compacted_image(im.view(), 100, CompactOrder::LuminanceDescending)
+        });
+    }
+
+    // Work-groups of 128 and 64 (devices that allow no more): the streaming kernels, the
+    // histograms, both compactions and the scan (the blur's tiles take 128: tests/variants.rs).
+    let words: Vec<u32> = (0..2000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    for wg in [128, 64] {
+        let es = engines(&tuned(|t| t.max_work_group = Some(wg)), false);
+        let label = format!("work-groups of {wg}");
+        for im in [img, &strip] {
+            same_as_cpu(&es, &label, |e| e.luminance_stats(im.view()));
+            same_as_cpu(&es, &label, |e| e.brightest_k(im.view(), 4, 2.0));
+            same_as_cpu(&es, &label, |e| e.histogram_rgba(im.view()));
+            same_as_cpu(&es, &label, |e| e.compact(im.view(), 300));
+            same_as_cpu(&es, &label, |e| e.compact_sorted(im.view(), 100));
+        }
+        same_as_cpu(&es, &label, |e| e.exclusive_scan(&words));
+        same_as_cpu(&es, &label, |e| e.array_stats(&words));
+    }
+
+    // The per-radius blur kernels (the tensor-core passes emulated) at small radii.
+    let blurs = [
+        (BlurKernel::Registers, false, [1u32, 2]),
+        (BlurKernel::Band, false, [3, 8]),
+        (BlurKernel::Radius, false, [1, 5]),
+        (BlurKernel::Radius, true, [2, 8]),
+        (BlurKernel::TwoPass, false, [4, 7]),
+    ];
+    for (kernel, tensor, radii) in blurs {
+        let tuning = tuned(|t| {
+            t.blur.kernel = Some(kernel);
+            if tensor {
+                t.emulate_nvidia = true;
+                t.blur.tensor = Some((true, true));
+            }
+        });
+        let es = engines(&tuning, false);
+        for (w, border) in radii.into_iter().zip([Border::Reflect, Border::Zero]) {
+            let blur = GaussianBlur::new(w).border(border);
+            let label = format!("{kernel:?} tensor {tensor} w = {w}");
+            same_as_cpu(&es, &label, |e| e.gaussian_blur(img.view(), &blur));
+        }
+    }
+
+    // What the simulator reported, if it wrote a log.
+    if let Some(log) = std::env::var_os("OCLGRIND_LOG") {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            text.trim().is_empty(),
+            "Oclgrind reported errors:\n{}",
+            text.chars().take(4000).collect::<String>()
+        );
+    }
+}
