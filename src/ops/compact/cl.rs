@@ -189,12 +189,7 @@ pub(super) fn cl_lookback(
     let (kernel, outputs) = match out.with_idx {
         true => (
             COMPACT_LOOKBACK_INDEXED,
-            vec![
-                Arg::buf(out.idx),
-                Arg::buf(out.px),
-                Arg::Local(staged),
-                Arg::Local(staged),
-            ],
+            vec![Arg::buf(out.idx), Arg::buf(out.px), Arg::Local(2 * staged)],
         ),
         false => (COMPACT_LOOKBACK, vec![Arg::buf(out.px), Arg::Local(staged)]),
     };

@@ -382,8 +382,8 @@ inline void lookback_tile(__global const uint* px, uint n, uint wmin,
 
 /* The kept pixels of px[0..n) in scan order into out_px; tile t's word in state ends as its
    inclusive prefix (the last one's is the total). The staging (WARPS * LB_ROUNDS_PIXELS *
-   WROUND words; with indices, two arrays of WARPS * LB_ROUNDS_INDEXED * WROUND) is a __local
-   argument sized by the host: as static arrays, Oclgrind counted them twice against its
+   WROUND words; with indices, two arrays of WARPS * LB_ROUNDS_INDEXED * WROUND, one after the
+   other) is a __local argument sized by the host: as static arrays, Oclgrind counted them twice against its
    32 KiB. */
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void compact_lookback(__global const uint* px, uint n, uint wmin,
@@ -402,10 +402,13 @@ __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void compact_lookback_indexed(__global const uint* px, uint n, uint wmin,
                               volatile __global ulong* state, uint epoch,
                               __global uint* out_idx, __global uint* out_px,
-                              __local uint* st_px, __local uint* st_idx) {
+                              __local uint* st_px) {
     __local uint xch[XCH_WORDS];
     __local uint sh[CLPIX_WG];
     __local uint win[WARP];
+    /* One argument for both arrays, so that the compiler sees they do not overlap (as two
+       arguments, H100: 0.249-0.250 ms against 0.239-0.240 for the static arrays). */
+    __local uint* st_idx = st_px + WARPS * LB_ROUNDS_INDEXED * WROUND;
     uint at = get_local_id(0) / WARP * (LB_ROUNDS_INDEXED * WROUND);
     lookback_tile(px, n, wmin, state, epoch, 1u, LB_ROUNDS_INDEXED, out_idx, out_px, st_px + at,
                   st_idx + at, xch, sh, win);
