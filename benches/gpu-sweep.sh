@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU sweep: how the NVIDIA numbers in README.md and the issue notes were measured.
 #   bash benches/gpu-sweep.sh pack   # here: build release tests/examples, copy them and the anchors into .gpu/
-#   bash .gpu/gpu-sweep.sh run [all|tests|bench|compact]  # on the GPU machine (device tool, carry .gpu): parity tests on
+#   bash .gpu/gpu-sweep.sh run [all|tests|bench|compact|cold]  # on the GPU machine (device tool, carry .gpu): parity tests on
 #                                    # every OpenCL device (NVIDIA + PoCL), bench table, CUB and CuPy anchors
 set -uo pipefail
 case "${1:-}" in
@@ -16,7 +16,7 @@ for l in sys.stdin:
         print(m["executable"], m["target"]["name"])' \
     | while read -r exe name; do cp "$exe" ".gpu/test-$name"; done
   cargo build --release --examples
-  for e in bench devices demo; do cp "target/release/examples/$e" .gpu/; done
+  for e in bench devices demo cold_start; do cp "target/release/examples/$e" .gpu/; done
   cp -r ../shared/anchors .gpu/anchors
   cp benches/gpu-sweep.sh .gpu/
   du -sh .gpu
@@ -28,7 +28,7 @@ run)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
   (cd anchors && nvcc -O3 -arch=sm_90 -std=c++17 --extended-lambda cub_anchor.cu -o /tmp/cub_anchor >/dev/null 2>&1) &
   ./devices | tee "$OUT/devices.txt"
-  phase="${2:-all}"   # all | tests | bench | compact
+  phase="${2:-all}"   # all | tests | bench | compact | cold
   mkdir -p "$OUT/tests"
   # The slowest binaries run beside the others (16 cores), so that the phase ends in minutes.
   one_test() {
@@ -42,6 +42,12 @@ run)
       echo "   serial rc=$?"; tail -5 "$OUT/tests/$1.serial.txt"
     fi
   }
+  if [ "$phase" = cold ]; then
+    # First calls in fresh processes: everything cold (CUDA_CACHE_DISABLE=1), clpix's program
+    # cache warm with the driver's cold, everything warm (examples/cold_start.rs).
+    ./cold_start --device nvidia --rounds 1 2>&1 | tee "$OUT/cold.md"
+    exit 0
+  fi
   if [ "$phase" = compact ]; then
     # The compaction alone (`run compact [notests]`): its tests on every device, then CUB beside
     # the compactions, each kernel's time (CLPIX_PROFILE), the sorted ones with and without the

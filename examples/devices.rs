@@ -34,7 +34,12 @@ fn main() {
         Err(e) => println!("no OpenCL devices: {e}"),
     }
     match clpix::Engine::new() {
-        Ok(e) => println!("Engine::new() picks: {}", e.backend()),
+        Ok(e) => {
+            println!("Engine::new() picks: {}", e.backend());
+            if let Some(dir) = e.program_cache_dir() {
+                println!("program cache: {}", dir.display());
+            }
+        }
         Err(e) => println!("Engine::new() fails: {e}"),
     }
 }

@@ -114,6 +114,36 @@ pub struct Tuning {
     /// `CLPIX_MAX_LOCAL_MEMORY`: plan and check as if the device had at most this many bytes of
     /// local memory (at least 16384): to test a smaller device's shapes on this one.
     pub max_local_memory: Option<u64>,
+    /// `CLPIX_BUILD_WAIT=1`: the first GPU blur at a radius waits for its radius-built
+    /// program instead of running the generic passes while it builds in the background.
+    pub build_wait: bool,
+    /// `CLPIX_CACHE=on|readonly|off`: the persistent program cache (on by default).
+    pub cache: ProgramCache,
+    /// `CLPIX_CACHE_DIR`: the program cache's folder (default `$XDG_CACHE_HOME/clpix`, else
+    /// `~/.cache/clpix`, else the temporary folder's `clpix`: the first that is writable).
+    pub cache_dir: Option<PathBuf>,
+    /// `CLPIX_CACHE_MAX_BYTES`: the bound on the cache folder's size (default 512 MiB); the
+    /// least recently used entries go first.
+    pub cache_max_bytes: Option<u64>,
+}
+
+/// The persistent program cache's mode (`CLPIX_CACHE`): program binaries kept on disk, so that
+/// a later process loads them instead of compiling the kernels again.
+///
+/// ```
+/// let mut tuning = clpix::Tuning::default();
+/// assert_eq!(tuning.cache, clpix::ProgramCache::On);
+/// tuning.cache = clpix::ProgramCache::Off; // as CLPIX_CACHE=off
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProgramCache {
+    /// Load entries and store new builds (the default).
+    #[default]
+    On,
+    /// Load entries, store nothing (a shared or read-only folder).
+    ReadOnly,
+    /// No cache: every program is built from source.
+    Off,
 }
 
 /// Whether large transfers go through pinned staging slots (`CLPIX_STAGING`).
@@ -381,7 +411,25 @@ impl Tuning {
             "a number of bytes, at least 16384",
             |v| v.parse().ok().filter(|&n| n >= 16384),
         )?;
+        let cache = env_parse(
+            "CLPIX_CACHE",
+            "on, readonly or off",
+            one_of(&[
+                ("on", ProgramCache::On),
+                ("readonly", ProgramCache::ReadOnly),
+                ("off", ProgramCache::Off),
+            ]),
+        )?;
+        let cache_max_bytes = env_parse("CLPIX_CACHE_MAX_BYTES", "a number of bytes", |v| {
+            v.parse().ok()
+        })?;
         Ok(Tuning {
+            build_wait: env_switch("CLPIX_BUILD_WAIT"),
+            cache: cache.unwrap_or_default(),
+            cache_dir: std::env::var_os("CLPIX_CACHE_DIR")
+                .filter(|d| !d.to_string_lossy().trim().is_empty())
+                .map(PathBuf::from),
+            cache_max_bytes,
             max_work_group,
             max_local_memory,
             kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR")
@@ -529,6 +577,8 @@ mod tests {
             ("CLPIX_COMPACT_RELOCATE", "warps", "lookback"),
             ("CLPIX_MAX_WORK_GROUP", "0", "64"),
             ("CLPIX_MAX_LOCAL_MEMORY", "32k", "32768"),
+            ("CLPIX_CACHE", "no", "readonly"),
+            ("CLPIX_CACHE_MAX_BYTES", "1G", "1000000"),
         ];
         for (var, bad, good) in vars {
             std::env::set_var(var, bad);

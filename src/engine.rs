@@ -306,6 +306,62 @@ impl Engine {
         &self.info
     }
 
+    /// The folder of the persistent program cache this engine loads built kernels from and
+    /// stores them in (`CLPIX_CACHE_DIR`, else `$XDG_CACHE_HOME/clpix`, `~/.cache/clpix` or the
+    /// temporary folder's `clpix`); `None` for the CPU engine, with `CLPIX_CACHE=off`, or
+    /// where no folder is usable. Each build and each load is a `log` info line with its time.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// if let Some(dir) = engine.program_cache_dir() {
+    ///     println!("kernels cached in {}", dir.display());
+    /// }
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn program_cache_dir(&self) -> Option<&std::path::Path> {
+        match &self.backend {
+            Backend::OpenCl(cl) => cl.cache_dir(),
+            Backend::Cpu => None,
+        }
+    }
+
+    /// Every OpenCL program this engine has made ready so far, in order: which, whether it was
+    /// compiled or loaded from the persistent cache, and how long that took (empty for the CPU
+    /// engine). Each is also a `log` info line.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// for p in engine.programs() {
+    ///     println!("{} {:?} {:.1} ms", p.program, p.origin, p.millis);
+    /// }
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn programs(&self) -> Vec<crate::ProgramRecord> {
+        match &self.backend {
+            Backend::OpenCl(cl) => cl.records(),
+            Backend::Cpu => Vec::new(),
+        }
+    }
+
+    /// Waits until every program building in the background has finished. The first GPU blur
+    /// at a radius runs the generic passes while its radius-built programs build on a thread
+    /// (same bits; `CLPIX_BUILD_WAIT=1` waits instead); a benchmark or a caller that wants
+    /// the specialised kernels from the next call on calls this first, or
+    /// [`warm_up`](Self::warm_up).
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let img = image::RgbaImage::new(64, 64);
+    /// engine.gaussian_blur(&img, &clpix::GaussianBlur::new(7))?;
+    /// engine.wait_for_builds(); // the next blur at w = 7 takes its own kernels
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn wait_for_builds(&self) {
+        if let Backend::OpenCl(cl) = &self.backend {
+            cl.wait_for_builds();
+        }
+    }
+
     /// The OpenCL device, for an OpenCL engine.
     ///
     /// ```

@@ -13,10 +13,10 @@ mod image;
 mod ops;
 mod spec;
 
-pub use crate::cl::{devices, DeviceInfo, DeviceType};
+pub use crate::cl::{devices, DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord};
 pub use crate::config::{
-    BlurBand, BlurKernel, BlurTuning, CompactRelocation, EngineConfig, KernelLayout, Staging,
-    Tuning,
+    BlurBand, BlurKernel, BlurTuning, CompactRelocation, EngineConfig, KernelLayout, ProgramCache,
+    Staging, Tuning,
 };
 pub use crate::device::{DeviceArray, DeviceImage, ImageInput};
 pub use crate::engine::{BackendInfo, BackendKind, Engine};

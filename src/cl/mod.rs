@@ -5,6 +5,8 @@
 //! The operations only call [`ClEngine::launch`], the buffer and transfer helpers and the
 //! part walk; nothing above this layer touches raw OpenCL objects.
 
+mod background;
+mod cache;
 mod device;
 mod grid;
 mod launch;
@@ -37,6 +39,7 @@ use opencl3::program::Program;
 use opencl3::types::cl_device_id;
 use opencl3::types::cl_mem;
 pub(crate) use program::{Defines, Kernel, ProgramId};
+pub use program::{ProgramOrigin, ProgramRecord};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -78,6 +81,14 @@ pub(crate) struct ClEngine {
     kernels: Mutex<HashMap<KernelKey, Vec<ClKernel>>>,
     /// What each built kernel allows on this device (see [`launch::KernelLimits`]).
     kernel_limits: Mutex<HashMap<KernelKey, launch::KernelLimits>>,
+    /// The persistent program cache, where one is usable (see `cache`).
+    disk_cache: Option<cache::DiskCache>,
+    /// What identifies the device and its driver in the cache's keys.
+    cache_identity: String,
+    /// Every program made ready, in order (see [`ClEngine::records`]).
+    records: Mutex<Vec<ProgramRecord>>,
+    /// Specialisations building in the background, and those ready (see `background`).
+    background: Mutex<background::Specialisations>,
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Build logs of program variants that did not build, so that a caller falling back to
@@ -179,6 +190,21 @@ impl ClEngine {
             build_options.push_str(&extra);
         }
         let cap = max_buffer_bytes.unwrap_or(u64::MAX).max(4096);
+        let disk_cache = cache::DiskCache::open(
+            tuning.cache,
+            tuning.cache_dir.as_deref(),
+            tuning.cache_max_bytes.unwrap_or(cache::DEFAULT_MAX_BYTES),
+        );
+        let cache_identity = format!(
+            "{} | {} | {} | {} | {} | {} | {} bits",
+            info.platform,
+            info.name,
+            info.vendor,
+            info.driver_version,
+            info.opencl_c_version,
+            device.version().unwrap_or_default(),
+            device.address_bits().unwrap_or(0)
+        );
         Ok(ClEngine {
             info: info.clone(),
             device_id: found.id,
@@ -193,6 +219,10 @@ impl ClEngine {
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
             kernel_limits: Mutex::new(HashMap::new()),
+            disk_cache,
+            cache_identity,
+            records: Mutex::new(Vec::new()),
+            background: Mutex::new(background::Specialisations::default()),
             scratch: Mutex::new(HashMap::new()),
             failed_variants: Mutex::new(HashMap::new()),
             partials: Mutex::new(Vec::new()),

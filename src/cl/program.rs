@@ -1,6 +1,7 @@
 //! Programs: kernel sources (embedded, or read from `CLPIX_KERNEL_DIR`), their builds per
 //! variant, and the cache of built programs.
 
+use super::cache::CacheKey;
 use super::{lock, ClEngine, Vendor};
 use crate::error::{Error, Result};
 use opencl3::program::Program;
@@ -42,6 +43,39 @@ impl Kernel {
     pub(crate) const fn new(program: ProgramId, name: &'static str) -> Kernel {
         Kernel { program, name }
     }
+}
+
+/// Where a program an engine made ready came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramOrigin {
+    /// Compiled from the OpenCL C source.
+    Source,
+    /// Loaded from the persistent program cache (a binary the driver built before).
+    Cache,
+}
+
+/// A program an engine made ready: which, where it came from and how long that took. See
+/// [`Engine::programs`](crate::Engine::programs).
+///
+/// ```
+/// let engine = clpix::Engine::new()?;
+/// let img = image::RgbaImage::new(8, 8);
+/// engine.brightest(&img)?;
+/// for p in engine.programs() {
+///     println!("{} {} {:?} {:.1} ms", p.program, p.variant, p.origin, p.millis);
+/// }
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramRecord {
+    /// The program (`reduce`, `histogram`, `compact`, `blur`, `select`).
+    pub program: &'static str,
+    /// Its variant's defines (`(no defines)` for the plain program).
+    pub variant: String,
+    /// Built from source or loaded from the cache.
+    pub origin: ProgramOrigin,
+    /// Milliseconds it took.
+    pub millis: f64,
 }
 
 /// A program variant's named defines (`-D NAME=value`), the program cache's key beside the
@@ -193,13 +227,22 @@ impl ClEngine {
             });
         }
         let src = self.source(name)?;
-        let mut program = Program::create_from_source(&self.context, &src)
-            .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
         let id = self.device_id as cl_device_id;
         let options = match variant.options() {
             d if d.is_empty() => self.build_options.clone(),
             d => format!("{} {d}", self.build_options),
         };
+        let started = std::time::Instant::now();
+        let key = self
+            .disk_cache
+            .as_ref()
+            .map(|_| CacheKey::new(&src, &options, &self.cache_identity));
+        if let Some(program) = self.load_cached(key.as_ref(), &options) {
+            self.record(name, variant, ProgramOrigin::Cache, started);
+            return Ok(self.keep_program(name, variant, program));
+        }
+        let mut program = Program::create_from_source(&self.context, &src)
+            .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
         if let Err(e) = program.build(&[id], &options) {
             let log = program.get_build_log(id).unwrap_or_default();
             let log = if log.trim().is_empty() {
@@ -216,6 +259,7 @@ impl ClEngine {
                 log,
             });
         }
+        self.record(name, variant, ProgramOrigin::Source, started);
         if self.tuning.build_log {
             let log = program.get_build_log(id).unwrap_or_default();
             eprintln!(
@@ -223,12 +267,83 @@ impl ClEngine {
                 name.name()
             );
         }
+        if let (Some(cache), Some(key)) = (&self.disk_cache, &key) {
+            match program.get_binaries() {
+                Ok(bins) if bins.len() == 1 => cache.store(key, &bins[0]),
+                _ => log::warn!("clpix: {} gave no program binary to cache", self.info.name),
+            }
+        }
+        Ok(self.keep_program(name, variant, program))
+    }
+
+    /// The program stored in the persistent cache under `key`, built from its binary; `None`
+    /// on a miss, and where the driver refuses the binary (the entry is then removed).
+    fn load_cached(&self, key: Option<&CacheKey>, options: &str) -> Option<Program> {
+        let (cache, key) = (self.disk_cache.as_ref()?, key?);
+        let binary = cache.load(key)?;
+        let id = self.device_id as cl_device_id;
+        // SAFETY: one binary for one device, both valid for the call.
+        let made = unsafe { Program::create_from_binary(&self.context, &[id], &[&binary]) };
+        let built = made.and_then(|mut p| p.build(&[id], options).map(|()| p));
+        match built {
+            Ok(p) => Some(p),
+            Err(e) => {
+                log::warn!(
+                    "clpix: the driver refused a cached program ({}): removed, built from source",
+                    e.0
+                );
+                cache.remove(key);
+                None
+            }
+        }
+    }
+
+    /// Notes (and logs) a program that is ready, where it came from and how long it took.
+    fn record(
+        &self,
+        name: ProgramId,
+        variant: Defines,
+        origin: ProgramOrigin,
+        started: std::time::Instant,
+    ) {
+        let r = ProgramRecord {
+            program: name.name(),
+            variant: variant.to_string(),
+            origin,
+            millis: started.elapsed().as_secs_f64() * 1e3,
+        };
+        log::info!(
+            "clpix: {} {} {} in {:.1} ms on {}",
+            r.program,
+            r.variant,
+            match origin {
+                ProgramOrigin::Source => "built from source",
+                ProgramOrigin::Cache => "loaded from the program cache",
+            },
+            r.millis,
+            self.info.name
+        );
+        lock(&self.records).push(r);
+    }
+
+    /// Every program this engine has made ready, in order.
+    pub(crate) fn records(&self) -> Vec<ProgramRecord> {
+        lock(&self.records).clone()
+    }
+
+    /// Keeps a built program in the engine's table and returns it.
+    fn keep_program(&self, name: ProgramId, variant: Defines, program: Program) -> Arc<Program> {
         let program = Arc::new(program);
         // Two threads may have built it at once; either copy is fine.
         lock(&self.programs)
             .entry((name, variant))
             .or_insert(program.clone());
-        Ok(program)
+        program
+    }
+
+    /// The persistent program cache's folder, where one is in use.
+    pub(crate) fn cache_dir(&self) -> Option<&std::path::Path> {
+        self.disk_cache.as_ref().map(|c| c.dir())
     }
 
     /// Whether this engine runs the variant `variant` of `program`, written for NVIDIA GPUs

@@ -8,6 +8,7 @@ pub(crate) mod histogram;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod select;
+mod warm_up;
 
 #[cfg(test)]
 mod tests {

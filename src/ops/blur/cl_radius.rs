@@ -64,7 +64,15 @@ pub(super) fn cl_passes<S, D>(
         Format::Rgba8 => GpuSettings::of(&cl.tuning.blur),
         Format::RgbaF32 => GpuSettings::default(),
     };
+    // The radius-built programs build in the background on the first call at a radius (the
+    // generic passes answer it, with the same bits), unless forced or waited for.
+    let specialised = format == Format::Rgba8
+        && (settings.kernel.is_some() || {
+            let blur = *blur;
+            cl.specialisation_ready(("blur", w), move |cl| specialise_in_background(cl, &blur))
+        });
     let choice = match format {
+        Format::Rgba8 if !specialised => GpuBlur::TwoPass,
         Format::Rgba8 => match gpu_kernel(w, &settings) {
             // Where both radius-built passes run on tensor cores they beat the band kernel.
             GpuBlur::Band
@@ -126,6 +134,37 @@ pub(super) fn cl_passes<S, D>(
     })();
     drop(tmp);
     result
+}
+
+/// Makes the radius-built programs of `blur`'s radius ready, on a background thread: the RGBA8
+/// blur on a small image takes the path a real call will (building what it needs); the result
+/// is dropped, and a failure is only logged (the real call then meets it again and falls back).
+fn specialise_in_background(cl: &Arc<ClEngine>, blur: &GaussianBlur) {
+    const SIDE: u32 = 64;
+    let n = (SIDE * SIDE) as usize;
+    let run = || -> Result<()> {
+        let mut src = cl.buffer::<u32>(n, "a background build's image")?;
+        cl.fill(&mut src, 0x8040_2010u32, n)?;
+        let dst = cl.buffer::<u32>(n, "a background build's result")?;
+        let qbuf = super::cl::fixed_weights_buffer(cl, blur)?;
+        cl_passes::<u32, u16>(
+            cl,
+            Format::Rgba8,
+            &src,
+            &dst,
+            Arg::buf(&qbuf),
+            SIDE,
+            SIDE,
+            blur,
+            4,
+        )
+    };
+    if let Err(e) = run() {
+        log::warn!(
+            "clpix: the blur's programs for w = {} did not build in the background: {e}",
+            blur.radius
+        );
+    }
 }
 
 /// The RGBA8 two passes built for radius `blur.radius` (1 to [`RADIUS_PASSES_MAX`], or

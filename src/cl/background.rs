@@ -1,0 +1,83 @@
+//! Specialised programs built off the caller's path: the first call that would need one runs
+//! the generic kernels (already built, the same bits) while a thread builds the specialisation;
+//! later calls take it once it is ready.
+
+use super::{lock, ClEngine};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// A specialisation, by the operation's own key (the blur: its radius).
+pub(crate) type SpecKey = (&'static str, u32);
+
+/// The state of each specialisation asked for.
+#[derive(Default)]
+pub(crate) struct Specialisations {
+    ready: HashMap<SpecKey, bool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+thread_local! {
+    /// Set on a background build's thread: there every specialisation is made ready at once.
+    static BUILDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl ClEngine {
+    /// Whether the specialisation `key` may be used now. The first time it is asked for
+    /// (unless the tuning says to wait for builds, or this is a background thread already),
+    /// `build` runs on a new thread, making the programs it needs ready, and the answer is
+    /// `false` until it has finished: the caller runs its generic kernels meanwhile.
+    pub(crate) fn specialisation_ready(
+        self: &Arc<Self>,
+        key: SpecKey,
+        build: impl FnOnce(&Arc<ClEngine>) + Send + 'static,
+    ) -> bool {
+        if self.tuning.build_wait || BUILDING.with(|b| b.get()) {
+            return true;
+        }
+        let mut s = lock(&self.background);
+        if let Some(&ready) = s.ready.get(&key) {
+            return ready;
+        }
+        s.ready.insert(key, false);
+        let cl = Arc::clone(self);
+        let started = std::time::Instant::now();
+        let spawned = std::thread::Builder::new()
+            .name(format!("clpix build {} {}", key.0, key.1))
+            .spawn(move || {
+                BUILDING.with(|b| b.set(true));
+                build(&cl);
+                log::info!(
+                    "clpix: {} {} specialised in the background in {:.1} ms",
+                    key.0,
+                    key.1,
+                    started.elapsed().as_secs_f64() * 1e3
+                );
+                lock(&cl.background).ready.insert(key, true);
+            });
+        match spawned {
+            Ok(handle) => {
+                s.threads.push(handle);
+                false
+            }
+            // No thread to be had: build on the caller's path, as without this.
+            Err(_) => {
+                s.ready.insert(key, true);
+                true
+            }
+        }
+    }
+
+    /// Waits for every background build started so far.
+    pub(crate) fn wait_for_builds(&self) {
+        loop {
+            let threads = std::mem::take(&mut lock(&self.background).threads);
+            if threads.is_empty() {
+                return;
+            }
+            for t in threads {
+                let _ = t.join();
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! `Engine::warm_up`: every program the operations need, made ready before the first real call.
+
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::ops::blur::{Border, GaussianBlur};
+use crate::ops::compact::CompactOrder;
+use crate::ProgramRecord;
+
+impl Engine {
+    /// Makes ready every OpenCL program the operations need on this engine, and the GPU
+    /// blur's programs for each radius in `blur_radii` (RGBA8 and f32), by running each
+    /// operation once on a small image (the blur's radius-built programs build in parallel,
+    /// each on its own thread): a service calls it at start so that no later call waits for a
+    /// compiler or runs a generic kernel. Programs come from the persistent cache where they are there
+    /// (see [`programs`](Self::programs)). Returns what this call made ready; nothing on the
+    /// CPU engine.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// for p in engine.warm_up(&[2, 8])? {
+    ///     println!("{} {} {:?} {:.1} ms", p.program, p.variant, p.origin, p.millis);
+    /// }
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn warm_up(&self, blur_radii: &[u32]) -> Result<Vec<ProgramRecord>> {
+        if self.device().is_none() {
+            return Ok(Vec::new());
+        }
+        let before = self.programs().len();
+        // Large enough for several work-groups and every path's kernels, small enough to take
+        // no time beside the builds.
+        let img = image::RgbaImage::from_fn(160, 96, |x, y| {
+            let v = ((x * 7 + y * 13) ^ (x * y)) % 256;
+            image::Rgba([v as u8, (x * 3 % 256) as u8, (y * 5 % 256) as u8, 255])
+        });
+        let words: Vec<u32> = img.pixels().map(|p| u32::from_le_bytes(p.0)).collect();
+        self.brightest(&img)?;
+        self.darkest(&img)?;
+        self.luminance_stats(&img)?;
+        self.histogram_rgba(&img)?;
+        self.histogram_luminance(&img)?;
+        self.brightest_k(&img, 4, 8.0)?;
+        self.darkest_k(&img, 4, 8.0)?;
+        self.compact(&img, 500)?;
+        self.compact_sorted(&img, 500)?;
+        self.compacted_image(&img, 500, CompactOrder::ScanOrder)?;
+        self.compacted_image(&img, 500, CompactOrder::LuminanceDescending)?;
+        self.exclusive_scan(&words)?;
+        self.array_stats(&words)?;
+        let array = self.upload_array(&words)?;
+        self.exclusive_scan_device(&array)?;
+        self.array_stats_device(&array)?;
+        let f32_img = image::Rgba32FImage::from_fn(img.width(), img.height(), |x, y| {
+            image::Rgba(img.get_pixel(x, y).0.map(|c| c as f32))
+        });
+        for &w in blur_radii {
+            let blur = GaussianBlur::new(w).border(Border::Reflect);
+            self.gaussian_blur(&img, &blur)?;
+            self.gaussian_blur_f32(&f32_img, &blur)?;
+        }
+        // The radius-built programs started building in the background (in parallel).
+        self.wait_for_builds();
+        let mut all = self.programs();
+        Ok(all.split_off(before.min(all.len())))
+    }
+}
