@@ -7,7 +7,7 @@
 
 mod common;
 
-use clpix::{Engine, EngineConfig, KernelLayout, ProgramCache, ProgramOrigin, Tuning};
+use clpix::{Engine, ProgramCache, ProgramOrigin, Tuning};
 use common::*;
 use std::path::{Path, PathBuf};
 
@@ -22,21 +22,7 @@ fn engines_with(dir: &Path, mode: ProgramCache) -> Vec<Engine> {
     let mut tuning = Tuning::default();
     tuning.cache = mode;
     tuning.cache_dir = Some(dir.to_path_buf());
-    let config = EngineConfig {
-        layout: KernelLayout::Coalesced,
-        tuning: Some(tuning),
-        ..Default::default()
-    };
-    let mut devices: Vec<clpix::DeviceInfo> = Vec::new();
-    for e in opencl_engines() {
-        if let Some(d) = e.device().filter(|d| !devices.contains(d)) {
-            devices.push(d.clone());
-        }
-    }
-    devices
-        .iter()
-        .map(|d| Engine::with_device_config(d, &config).unwrap())
-        .collect()
+    gpu_layout_engines_tuned(&tuning)
 }
 
 fn entries(dir: &Path) -> Vec<PathBuf> {
