@@ -343,7 +343,8 @@ impl Engine {
         }
     }
 
-    /// Waits until every program building in the background has finished. The first GPU blur
+    /// Waits until every program building in the background, and every program binary being
+    /// stored in the persistent cache, has finished. The first GPU blur
     /// at a radius runs the generic passes while its radius-built programs build on a thread
     /// (same bits; `CLPIX_BUILD_WAIT=1` waits instead); a benchmark or a caller that wants
     /// the specialised kernels from the next call on calls this first, or

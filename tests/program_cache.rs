@@ -1,4 +1,5 @@
-//! The persistent program cache, on every OpenCL device: a miss builds from source and stores
+//! The persistent program cache, on every OpenCL device (`ProgramCache::All`: by default CPU
+//! devices, whose drivers cache for themselves, store nothing): a miss builds from source and stores
 //! the binaries; a hit loads them (`Engine::programs` says which) with the same results;
 //! damaged entries (random bytes, truncated) are rebuilt; a read-only cache stores nothing; an
 //! unusable folder means no cache, not an error; several processes filling one empty cache at
@@ -56,16 +57,18 @@ fn a_miss_builds_and_stores_a_hit_loads_with_the_same_results() {
     let dir = fresh_dir("hit");
     let img = make_image(61, 17, 4, Content::Random, 3);
     let expected = some_ops(&Engine::cpu(), &img);
-    let first = engines_with(&dir, ProgramCache::On);
+    let first = engines_with(&dir, ProgramCache::All);
     for e in &first {
         assert_eq!(e.program_cache_dir(), Some(dir.as_path()));
         assert_eq!(some_ops(e, &img), expected, "{}", e.backend());
         assert!(origins(e).iter().all(|o| *o == ProgramOrigin::Source));
+        // The binaries are stored on threads of their own.
+        e.wait_for_builds();
     }
     let stored = entries(&dir);
     assert!(first.is_empty() || stored.len() >= 3, "entries: {stored:?}");
     // New engines (a later process, as far as programs go) load every program.
-    for e in &engines_with(&dir, ProgramCache::On) {
+    for e in &engines_with(&dir, ProgramCache::All) {
         assert_eq!(some_ops(e, &img), expected, "{}", e.backend());
         let o = origins(e);
         assert!(
@@ -88,8 +91,9 @@ fn damaged_entries_are_rebuilt_and_a_read_only_cache_stores_nothing() {
     let dir = fresh_dir("damage");
     let img = make_image(33, 9, 0, Content::FewLevels, 5);
     let expected = some_ops(&Engine::cpu(), &img);
-    for e in &engines_with(&dir, ProgramCache::On) {
+    for e in &engines_with(&dir, ProgramCache::All) {
         assert_eq!(some_ops(e, &img), expected);
+        e.wait_for_builds();
     }
     let stored = entries(&dir);
     // Random bytes in half the entries, the others truncated.
@@ -105,13 +109,14 @@ fn damaged_entries_are_rebuilt_and_a_read_only_cache_stores_nothing() {
         };
         std::fs::write(p, damaged).unwrap();
     }
-    for e in &engines_with(&dir, ProgramCache::On) {
+    for e in &engines_with(&dir, ProgramCache::All) {
         assert_eq!(some_ops(e, &img), expected, "{}", e.backend());
         assert!(origins(e).iter().all(|o| *o == ProgramOrigin::Source));
+        e.wait_for_builds();
     }
     // Rebuilt and stored whole again: a new engine loads them.
     assert_eq!(entries(&dir).len(), stored.len());
-    for e in &engines_with(&dir, ProgramCache::On) {
+    for e in &engines_with(&dir, ProgramCache::All) {
         assert_eq!(some_ops(e, &img), expected);
         assert!(origins(e).iter().all(|o| *o == ProgramOrigin::Cache));
     }
@@ -120,6 +125,7 @@ fn damaged_entries_are_rebuilt_and_a_read_only_cache_stores_nothing() {
     std::fs::create_dir_all(&ro).unwrap();
     for e in &engines_with(&ro, ProgramCache::ReadOnly) {
         assert_eq!(some_ops(e, &img), expected);
+        e.wait_for_builds();
     }
     assert!(entries(&ro).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
@@ -132,7 +138,7 @@ fn an_unusable_folder_is_no_cache_not_an_error() {
     std::fs::write(&file, b"a file, not a folder").unwrap();
     let img = make_image(20, 20, 0, Content::Random, 8);
     let expected = some_ops(&Engine::cpu(), &img);
-    for e in &engines_with(&file, ProgramCache::On) {
+    for e in &engines_with(&file, ProgramCache::All) {
         assert_eq!(e.program_cache_dir(), None);
         assert_eq!(some_ops(e, &img), expected);
     }
@@ -149,8 +155,9 @@ fn child_fills_the_cache() {
     };
     let img = make_image(47, 13, 0, Content::Random, 4);
     let expected = some_ops(&Engine::cpu(), &img);
-    for e in &engines_with(Path::new(&dir), ProgramCache::On) {
+    for e in &engines_with(Path::new(&dir), ProgramCache::All) {
         assert_eq!(some_ops(e, &img), expected, "{}", e.backend());
+        e.wait_for_builds();
     }
 }
 
@@ -192,7 +199,7 @@ fn several_processes_fill_one_empty_cache_at_once() {
         "{left:?}"
     );
     let img = make_image(47, 13, 0, Content::Random, 4);
-    for e in &engines_with(&dir, ProgramCache::On) {
+    for e in &engines_with(&dir, ProgramCache::All) {
         some_ops(e, &img);
         assert!(origins(e).iter().all(|o| *o == ProgramOrigin::Cache));
     }
@@ -207,7 +214,7 @@ fn after_warm_up_no_call_makes_a_program_ready() {
     let cpu = Engine::cpu();
     let expected = every_op(&cpu, img.view().into());
     assert!(cpu.warm_up(&[2]).unwrap().is_empty());
-    let mut all = engines_with(&dir, ProgramCache::On);
+    let mut all = engines_with(&dir, ProgramCache::All);
     all.extend(opencl_engines());
     for e in &all {
         let made = e.warm_up(&[2, 4, 5, 9]).unwrap();

@@ -68,15 +68,24 @@ impl ClEngine {
         }
     }
 
-    /// Waits for every background build started so far.
+    /// Adds a thread for [`wait_for_builds`](Self::wait_for_builds) to wait for.
+    pub(crate) fn add_background_thread(&self, handle: JoinHandle<()>) {
+        lock(&self.background).threads.push(handle);
+    }
+
+    /// Waits for every background build (and program cache store) started so far.
     pub(crate) fn wait_for_builds(&self) {
         loop {
             let threads = std::mem::take(&mut lock(&self.background).threads);
             if threads.is_empty() {
                 return;
             }
+            let me = std::thread::current().id();
             for t in threads {
-                let _ = t.join();
+                // The last engine handle may be dropped on a background thread itself.
+                if t.thread().id() != me {
+                    let _ = t.join();
+                }
             }
         }
     }

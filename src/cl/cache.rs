@@ -107,7 +107,7 @@ impl DiskCache {
         let writable = match mode {
             ProgramCache::Off => return None,
             ProgramCache::ReadOnly => false,
-            ProgramCache::On => true,
+            ProgramCache::On | ProgramCache::All => true,
         };
         let mut why = Vec::new();
         for d in candidates(dir) {
@@ -201,9 +201,24 @@ impl DiskCache {
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return;
         };
+        let now = std::time::SystemTime::now();
         let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = read
             .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".bin"))
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                // A temporary file an hour old is left over from a process that ended
+                // mid-write.
+                if name.starts_with(".tmp-") {
+                    let stale = e
+                        .metadata()
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| now.duration_since(t).is_ok_and(|d| d.as_secs() > 3600));
+                    if stale {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                }
+                name.ends_with(".bin")
+            })
             .filter_map(|e| {
                 let m = e.metadata().ok()?;
                 Some((m.modified().ok()?, m.len(), e.path()))

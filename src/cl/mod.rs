@@ -82,7 +82,7 @@ pub(crate) struct ClEngine {
     /// What each built kernel allows on this device (see [`launch::KernelLimits`]).
     kernel_limits: Mutex<HashMap<KernelKey, launch::KernelLimits>>,
     /// The persistent program cache, where one is usable (see `cache`).
-    disk_cache: Option<cache::DiskCache>,
+    disk_cache: Option<Arc<cache::DiskCache>>,
     /// What identifies the device and its driver in the cache's keys.
     cache_identity: String,
     /// Every program made ready, in order (see [`ClEngine::records`]).
@@ -108,6 +108,9 @@ pub(crate) struct ClEngine {
 
 impl Drop for ClEngine {
     fn drop(&mut self) {
+        // Program binaries still being stored finish first, so that a short-lived process
+        // fills the cache for the next one.
+        self.wait_for_builds();
         // The staging slots are unmapped while the queue still exists (fields drop after this).
         let slots = std::mem::take(self.staging.get_mut().unwrap_or_else(|p| p.into_inner()));
         for s in &slots {
@@ -194,7 +197,8 @@ impl ClEngine {
             tuning.cache,
             tuning.cache_dir.as_deref(),
             tuning.cache_max_bytes.unwrap_or(cache::DEFAULT_MAX_BYTES),
-        );
+        )
+        .map(Arc::new);
         let cache_identity = format!(
             "{} | {} | {} | {} | {} | {} | {} bits",
             info.platform,
