@@ -520,6 +520,15 @@ impl Engine {
     }
 }
 
+impl Drop for Engine {
+    /// Waits for the engine's background builds and program cache stores: a process that
+    /// returns from `main` while a thread is inside the driver's compiler may crash on exit
+    /// (seen with NVIDIA's driver: a child process that ran one blur died without a word).
+    fn drop(&mut self) {
+        self.wait_for_builds();
+    }
+}
+
 /// Host pixels for the CPU path: borrowed for host inputs, downloaded for device images.
 pub(crate) enum HostPixels<'a> {
     Borrowed(ImageView<'a>),
