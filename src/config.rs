@@ -362,6 +362,13 @@ fn env_parse<T>(
     }
 }
 
+/// A folder variable (`CLPIX_KERNEL_DIR`, `CLPIX_CACHE_DIR`): `None` when unset or blank.
+fn env_path(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|d| !d.to_string_lossy().trim().is_empty())
+        .map(PathBuf::from)
+}
+
 /// Whether a diagnostic switch (`CLPIX_BUILD_LOG`, `CLPIX_PROFILE`) is on: set, not blank and
 /// not `0`.
 fn env_switch(var: &str) -> bool {
@@ -433,15 +440,11 @@ impl Tuning {
         Ok(Tuning {
             build_wait: env_switch("CLPIX_BUILD_WAIT"),
             cache: cache.unwrap_or_default(),
-            cache_dir: std::env::var_os("CLPIX_CACHE_DIR")
-                .filter(|d| !d.to_string_lossy().trim().is_empty())
-                .map(PathBuf::from),
+            cache_dir: env_path("CLPIX_CACHE_DIR"),
             cache_max_bytes,
             max_work_group,
             max_local_memory,
-            kernel_dir: std::env::var_os("CLPIX_KERNEL_DIR")
-                .filter(|d| !d.to_string_lossy().trim().is_empty())
-                .map(PathBuf::from),
+            kernel_dir: env_path("CLPIX_KERNEL_DIR"),
             emulate_nvidia: build_options.contains("CLPIX_WARP_EMULATED=1"),
             build_options,
             build_log: env_switch("CLPIX_BUILD_LOG"),

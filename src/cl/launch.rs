@@ -98,13 +98,6 @@ impl ClEngine {
                 k
             }
         };
-        if let Err(e) = self.check_limits((program, variant, name), args, local) {
-            lock(&self.kernels)
-                .entry((program, variant, name))
-                .or_default()
-                .push(k);
-            return Err(e);
-        }
         // PoCL before 6 aborts the process when kernels of two queues are in flight at once
         // with the same code and work-group size but different specializations (its cache
         // release matches on fewer fields than its lookup: `pocl_release_dlhandle_cache:
@@ -113,6 +106,7 @@ impl ClEngine {
         // kernel on all its cores anyway, so little is lost.
         let serial = self.serialize_kernels.then(|| lock(&POCL_KERNEL_LOCK));
         let result = (|| {
+            self.check_limits((program, variant, name), args, local)?;
             for (i, a) in args.iter().enumerate() {
                 let i = i as u32;
                 // SAFETY: each argument is a plain value or a live cl_mem handle of this
@@ -232,7 +226,14 @@ impl ClEngine {
         Ok(())
     }
 
-    fn limit_error(&self, kernel: Kernel, what: &'static str, needed: u64, limit: u64) -> Error {
+    /// An [`Error::DeviceLimit`] for `kernel` on this device.
+    pub(crate) fn limit_error(
+        &self,
+        kernel: Kernel,
+        what: &'static str,
+        needed: u64,
+        limit: u64,
+    ) -> Error {
         Error::DeviceLimit {
             kernel: format!("{}/{}", kernel.program.name(), kernel.name),
             device: self.info.name.clone(),

@@ -216,13 +216,12 @@ pub(super) fn cl_blur_f32(
     }
     if !cl.info.f32_denormals {
         // A device that flushes denormals would give other bits on such inputs.
-        return Err(Error::DeviceLimit {
-            kernel: format!("blur/{}", Format::RgbaF32.h_kernels().0.name),
-            device: cl.info.name.clone(),
-            what: "f32 denormals kept (CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG)",
-            needed: 1,
-            limit: 0,
-        });
+        return Err(cl.limit_error(
+            Format::RgbaF32.h_kernels().0,
+            "f32 denormals kept (CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG)",
+            1,
+            0,
+        ));
     }
     let limit = cl.max_buffer_bytes;
     let wt = blur.weights_f32()?;
@@ -337,39 +336,35 @@ pub(super) fn h_pass<S, D>(
 ) -> Result<opencl3::event::Event> {
     let (hk, hk_direct) = format.h_kernels();
     let w = blur.radius;
-    let code = blur.border.code();
+    let io = |rest: &[Arg]| {
+        pass_args(
+            Arg::buf(src),
+            (width, rows),
+            weights,
+            (w, blur.border.code()),
+            Arg::buf(t),
+            rest,
+        )
+    };
     if cl.grid.contiguous {
         let groups = (rows as usize).clamp(1, cl.grid.max_groups);
-        let args = [
-            Arg::buf(src),
-            Arg::U32(width),
-            Arg::U32(rows),
-            weights,
-            Arg::U32(w),
-            Arg::U32(code),
-            Arg::buf(t),
-        ];
-        return cl.launch(hk, &args, groups, 1);
+        return cl.launch(hk, &io(&[]), groups, 1);
     }
     let tile = TILE_ITEMS * TILE_PX;
     let tiles = (width as usize).div_ceil(tile);
-    let groups = tiles * rows as usize;
+    let global = tiles * rows as usize * TILE_ITEMS;
     let local_bytes = (tile + 2 * w as usize) * px_bytes;
-    let mut args = vec![
-        Arg::buf(src),
-        Arg::U32(width),
-        Arg::U32(rows),
-        weights,
-        Arg::U32(w),
-        Arg::U32(code),
-        Arg::buf(t),
-        Arg::U32(tiles as u32),
-    ];
+    let tiles = Arg::U32(tiles as u32);
+    // The row tile in local memory where it fits with 1 KiB to spare, else read directly.
     if (local_bytes as u64) + 1024 <= cl.info.local_mem_bytes {
-        args.push(Arg::Local(local_bytes));
-        cl.launch(hk, &args, groups * TILE_ITEMS, TILE_ITEMS)
+        cl.launch(
+            hk,
+            &io(&[tiles, Arg::Local(local_bytes)]),
+            global,
+            TILE_ITEMS,
+        )
     } else {
-        cl.launch(hk_direct, &args, groups * TILE_ITEMS, TILE_ITEMS)
+        cl.launch(hk_direct, &io(&[tiles]), global, TILE_ITEMS)
     }
 }
 

@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// A per-radius kernel's input, output and weights.
+pub(super) type Io<'a, S> = (
+    &'a opencl3::memory::Buffer<S>,
+    &'a opencl3::memory::Buffer<S>,
+    Arg,
+);
+
 /// Runs the blur of `src` (one buffer of `width × height` pixels) into `dst`: on GPUs two
 /// passes through an intermediate buffer of `D` (4 a pixel); on CPU devices the fused ring
 /// kernel when the halo is small against each group's rows, else the same two passes.
@@ -273,11 +280,7 @@ pub(super) fn counts_fit_i32(width: u32, height: u32, w: u32) -> bool {
 /// the caller runs the radius passes or the generic ones, which give the same bits.
 pub(super) fn gpu_band_u8<S>(
     cl: &Arc<ClEngine>,
-    (src, dst, weights): (
-        &opencl3::memory::Buffer<S>,
-        &opencl3::memory::Buffer<S>,
-        Arg,
-    ),
+    (src, dst, weights): Io<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
     settings: &GpuSettings,
@@ -321,11 +324,7 @@ pub(super) fn gpu_band_u8<S>(
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_strips<S>(
     cl: &Arc<ClEngine>,
-    (src, dst, weights): (
-        &opencl3::memory::Buffer<S>,
-        &opencl3::memory::Buffer<S>,
-        Arg,
-    ),
+    (src, dst, weights): Io<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
     (kernel, variant, threads): (Kernel, Defines, usize),
@@ -380,11 +379,7 @@ pub(super) fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -
 /// code and registers): the caller runs the two passes, which give the same bits.
 pub(super) fn gpu_fused_u8<S>(
     cl: &Arc<ClEngine>,
-    (src, dst, weights): (
-        &opencl3::memory::Buffer<S>,
-        &opencl3::memory::Buffer<S>,
-        Arg,
-    ),
+    (src, dst, weights): Io<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
     settings: &GpuSettings,

@@ -170,7 +170,6 @@ pub(super) fn cl_radix_sorted(
     result
 }
 
-/// The program variant of compact.cl whose `compact_count_warps` and
 /// The single-pass scan-order compaction of `n` pixels of `buf` (`compact_lookback`, or
 /// `compact_lookback_indexed` with indices) into `out`. Returns the number kept, read from the
 /// last tile's word (`n` is at most [`LOOKBACK_MAX_PIXELS`]).

@@ -30,7 +30,8 @@ pub(super) enum Relocation {
 pub(super) fn lookback_rounds(cl: &ClEngine) -> usize {
     let wg = cl.grid.wg;
     let fixed = (2 * wg + 32) * 4;
-    let staged = |rounds: usize| rounds / 2 * wg * 4 * 4 * 2;
+    // 4 words (16 bytes) a work-item a round, with or without indices.
+    let staged = |rounds: usize| rounds * wg * 16;
     let mut rounds = 8;
     while rounds > 4 && (staged(rounds) + fixed + 1024) as u64 > cl.info.local_mem_bytes {
         rounds /= 2;
