@@ -272,6 +272,8 @@ pub(crate) enum Vendor {
     Pocl,
     /// The Oclgrind simulator (its checks do not see rectangular writes: see `write_range`).
     Oclgrind,
+    /// Intel's OpenCL runtimes (their compiler crashed building on several threads at once).
+    Intel,
     /// Any other implementation: the portable kernels only.
     Other,
 }
@@ -285,6 +287,8 @@ impl Vendor {
             Vendor::Pocl
         } else if info.platform.contains("Oclgrind") {
             Vendor::Oclgrind
+        } else if info.platform.contains("Intel") {
+            Vendor::Intel
         } else {
             Vendor::Other
         }

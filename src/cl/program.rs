@@ -244,7 +244,11 @@ impl ClEngine {
         }
         let mut program = Program::create_from_source(&self.context, &src)
             .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
-        if let Err(e) = program.build(&[id], &options) {
+        let built = {
+            let _serial = self.build_lock();
+            program.build(&[id], &options)
+        };
+        if let Err(e) = built {
             let log = program.get_build_log(id).unwrap_or_default();
             let log = if log.trim().is_empty() {
                 format!("(empty build log; clBuildProgram returned {})", e.0)
@@ -312,7 +316,10 @@ impl ClEngine {
         let id = self.device_id as cl_device_id;
         // SAFETY: one binary for one device, both valid for the call.
         let made = unsafe { Program::create_from_binary(&self.context, &[id], &[&binary]) };
-        let built = made.and_then(|mut p| p.build(&[id], options).map(|()| p));
+        let built = made.and_then(|mut p| {
+            let _serial = self.build_lock();
+            p.build(&[id], options).map(|()| p)
+        });
         match built {
             Ok(p) => Some(p),
             Err(e) => {
@@ -357,6 +364,14 @@ impl ClEngine {
     /// Every program this engine has made ready, in order.
     pub(crate) fn records(&self) -> Vec<ProgramRecord> {
         lock(&self.records).clone()
+    }
+
+    /// Held around a build where the implementation's compiler is not safe on several threads:
+    /// Intel's CPU runtime crashed in LLVM's always-inline pass once in CI (2026-11-25), with
+    /// engines of parallel tests and background builds compiling at once.
+    fn build_lock(&self) -> Option<std::sync::MutexGuard<'static, ()>> {
+        static BUILDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        (self.vendor == Vendor::Intel).then(|| lock(&BUILDS))
     }
 
     /// Keeps a built program in the engine's table and returns it.
