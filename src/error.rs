@@ -167,6 +167,30 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// Whether the error lies with the device or its driver rather than with the input: an
+    /// OpenCL call that failed, a kernel that did not build or could not be read, a device
+    /// limit, data too large for the device, no device. Another device, or the CPU, may succeed
+    /// where this one failed: an [`EnginePool`](crate::EnginePool) gives such a job to another
+    /// engine and stops giving work to this one.
+    ///
+    /// ```
+    /// use clpix::{Engine, Error};
+    /// let err = Engine::cpu().brightest(&image::RgbaImage::new(0, 0)).unwrap_err();
+    /// assert!(!err.is_device_failure()); // an empty image is the input's fault
+    /// ```
+    pub fn is_device_failure(&self) -> bool {
+        matches!(
+            self,
+            Error::OpenCl { .. }
+                | Error::KernelBuild { .. }
+                | Error::KernelSource { .. }
+                | Error::TooLargeForDevice { .. }
+                | Error::DeviceLimit { .. }
+                | Error::OpenClUnavailable { .. }
+                | Error::NoSuchDevice { .. }
+        )
+    }
+
     /// Wraps an OpenCL error code with the call that produced it.
     pub(crate) fn cl(call: &'static str, code: i32) -> Self {
         Error::OpenCl {

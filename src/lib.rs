@@ -11,6 +11,7 @@ mod engine;
 mod error;
 mod image;
 mod ops;
+mod pool;
 mod spec;
 
 pub use crate::cl::{devices, DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord};
@@ -26,4 +27,5 @@ pub use crate::ops::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::ops::compact::CompactOrder;
 pub use crate::ops::histogram::{LuminanceHistogram, RgbaHistogram};
 pub use crate::ops::reduce::{ArrayStats, LuminanceStats};
+pub use crate::pool::{EnginePool, DEFAULT_IN_FLIGHT};
 pub use crate::spec::{luminance, PixelHit, MAX_LUMINANCE};

@@ -127,7 +127,7 @@ impl ClEngine {
             let l = [local];
             // SAFETY: the kernel's arguments are all set; sizes are 1-D arrays that outlive the call.
             unsafe {
-                self.queue.enqueue_nd_range_kernel(
+                self.queue().enqueue_nd_range_kernel(
                     k.get(),
                     1,
                     std::ptr::null(),

@@ -214,7 +214,7 @@ pub(crate) struct QueueDrain<'a> {
 impl Drop for QueueDrain<'_> {
     fn drop(&mut self) {
         if self.armed {
-            let _ = self.engine.queue.finish();
+            let _ = self.engine.queue().finish();
         }
     }
 }

@@ -9,6 +9,7 @@ mod background;
 mod cache;
 mod device;
 mod grid;
+mod lanes;
 mod launch;
 mod memory;
 mod parts;
@@ -22,15 +23,16 @@ pub(crate) use grid::radix_local_bytes;
 #[cfg(test)]
 pub(crate) use grid::radix_per;
 pub(crate) use grid::{u32_arg, Grid};
+pub(crate) use lanes::{LaneGuard, MAX_LANES};
 pub(crate) use launch::{last_kernel_ns, set_last_kernel_ns, Arg};
 pub(crate) use parts::PartRange;
 
 use crate::config::{KernelLayout, Tuning};
 use crate::error::{Error, Result};
 use device::discovered;
+use lanes::{Lane, Lanes};
 use memory::TileWords;
 pub(crate) use memory::{Scratch, ScratchKind};
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::Kernel as ClKernel;
@@ -44,7 +46,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use transfer::{staging_slot, StagingSlot};
+use transfer::staging_slot;
 
 /// Held from enqueue to completion of each kernel on drivers where kernels of two queues
 /// must not run at once (see [`ClEngine::launch`]).
@@ -61,7 +63,8 @@ pub(crate) struct ClEngine {
     pub info: DeviceInfo,
     device_id: usize,
     context: Context,
-    queue: CommandQueue,
+    /// In-order queues, each with its staging slots: one a thread (see `lanes`).
+    lanes: Lanes,
     pub grid: Grid,
     /// Who made the device (where vendor-only kernels may run).
     pub vendor: Vendor,
@@ -102,8 +105,6 @@ pub(crate) struct ClEngine {
     /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
     /// (see [`ClEngine::write`]).
     staging_slot: Option<usize>,
-    /// The two pinned staging slots, made on the first large transfer.
-    staging: Mutex<Vec<StagingSlot>>,
 }
 
 impl Drop for ClEngine {
@@ -111,13 +112,26 @@ impl Drop for ClEngine {
         // Program binaries still being stored finish first, so that a short-lived process
         // fills the cache for the next one.
         self.wait_for_builds();
-        // The staging slots are unmapped while the queue still exists (fields drop after this).
-        let slots = std::mem::take(self.staging.get_mut().unwrap_or_else(|p| p.into_inner()));
-        for s in &slots {
-            // SAFETY: `ptr` is the live mapping of `buf`, made once in `staging_slots`.
-            let _ = unsafe { self.unmap(&s.buf, s.ptr as cl_mem) };
+        // The staging slots are unmapped while their queue still exists (fields drop after
+        // this), each on the queue that mapped it.
+        let lanes: Vec<(usize, Vec<_>)> = self
+            .lanes
+            .made_mut()
+            .map(|(i, lane)| {
+                let slots = lane.staging.get_mut().unwrap_or_else(|p| p.into_inner());
+                (i, std::mem::take(slots))
+            })
+            .collect();
+        for (i, slots) in &lanes {
+            let _lane = LaneGuard::enter(*i);
+            for s in slots {
+                // SAFETY: `ptr` is the live mapping of `buf`, made once in `staging_slots`.
+                let _ = unsafe { self.unmap(&s.buf, s.ptr as cl_mem) };
+            }
         }
-        let _ = self.queue.finish();
+        for lane in self.lanes.made() {
+            let _ = lane.queue.finish();
+        }
     }
 }
 
@@ -155,11 +169,7 @@ impl ClEngine {
         let device = Device::new(found.id as cl_device_id);
         let context =
             Context::from_device(&device).map_err(|e| Error::cl("clCreateContext", e.0))?;
-        #[allow(deprecated)]
-        // clCreateCommandQueue: OpenCL 1.2 devices (NVIDIA) have nothing newer.
-        let queue =
-            unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
-                .map_err(|e| Error::cl("clCreateCommandQueue", e.0))?;
+        let queue = lanes::new_queue(&context, found.id)?;
         // A smaller device's limits, where the tuning asks for them (to test its shapes here):
         // every plan below and every launch check reads them from `info`.
         let mut info = info.clone();
@@ -213,7 +223,7 @@ impl ClEngine {
             info: info.clone(),
             device_id: found.id,
             context,
-            queue,
+            lanes: Lanes::new(Lane::new(queue)),
             grid,
             build_options,
             kernel_dir: tuning.kernel_dir.clone(),
@@ -234,7 +244,6 @@ impl ClEngine {
             staging_slot: staging_slot(info, tuning.staging),
             vendor: Vendor::of(info),
             tuning,
-            staging: Mutex::new(Vec::new()),
         })
     }
 }

@@ -79,7 +79,7 @@ impl ClEngine {
         // SAFETY: blocking; the rectangle lies inside both the view (checked at construction)
         // and the buffer (rows * cols pixels).
         unsafe {
-            self.queue.enqueue_write_buffer_rect(
+            self.queue().enqueue_write_buffer_rect(
                 buf,
                 CL_BLOCKING,
                 origin.as_ptr(),

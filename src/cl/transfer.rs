@@ -58,7 +58,7 @@ impl ClEngine {
         let mut ptr: cl_mem = std::ptr::null_mut();
         // SAFETY: a blocking map of a range inside the buffer (the callers' sizes).
         unsafe {
-            self.queue
+            self.queue()
                 .enqueue_map_buffer(buf, CL_BLOCKING, flags, 0, bytes, &mut ptr, &[])
         }
         .map_err(|e| Error::cl("clEnqueueMapBuffer", e.0))?;
@@ -71,7 +71,7 @@ impl ClEngine {
     /// `ptr` is a live mapping of `buf` made by [`map`](Self::map), not used after this.
     pub(super) unsafe fn unmap<T>(&self, buf: &Buffer<T>, ptr: cl_mem) -> Result<()> {
         // SAFETY: as the caller vouches.
-        unsafe { self.queue.enqueue_unmap_mem_object(buf.get(), ptr, &[]) }
+        unsafe { self.queue().enqueue_unmap_mem_object(buf.get(), ptr, &[]) }
             .map(|_| ())
             .map_err(|e| Error::cl("clEnqueueUnmapMemObject", e.0))
     }
@@ -93,7 +93,7 @@ impl ClEngine {
         }
         // SAFETY: blocking, so `data` outlives the transfer; the range is inside the buffer.
         unsafe {
-            self.queue
+            self.queue()
                 .enqueue_write_buffer(buf, CL_BLOCKING, at, data, &[])
         }
         .map(|_| ())
@@ -112,7 +112,7 @@ impl ClEngine {
         &self,
         slot: usize,
     ) -> Result<std::sync::MutexGuard<'_, Vec<StagingSlot>>> {
-        let mut slots = lock(&self.staging);
+        let mut slots = lock(&self.lane().staging);
         while slots.len() < 2 {
             // SAFETY: no host pointer; the driver allocates pinned host memory.
             let buf = unsafe {
@@ -161,7 +161,7 @@ impl ClEngine {
             // for before the slot is reused, and by `drain`); the range is inside `dst`.
             let event = unsafe {
                 cl3::command_queue::enqueue_write_buffer(
-                    self.queue.get(),
+                    self.queue().get(),
                     dst,
                     0,
                     at + k * slot,
@@ -204,7 +204,7 @@ impl ClEngine {
             // it until this read has been waited for; the range is inside `src`.
             let event = unsafe {
                 cl3::command_queue::enqueue_read_buffer(
-                    self.queue.get(),
+                    self.queue().get(),
                     src,
                     0,
                     at + k * slot,
@@ -244,7 +244,7 @@ impl ClEngine {
         // SAFETY: both ranges lie inside their buffers (the caller's `count`); the copy is waited
         // for before the buffers can go.
         let event = unsafe {
-            self.queue
+            self.queue()
                 .enqueue_copy_buffer(src, dst, 0, 0, count * std::mem::size_of::<T>(), &[])
         }
         .map_err(|e| Error::cl("clEnqueueCopyBuffer", e.0))?;
@@ -268,7 +268,7 @@ impl ClEngine {
         }
         // SAFETY: blocking, so `out` outlives the transfer; the range is inside the buffer.
         unsafe {
-            self.queue
+            self.queue()
                 .enqueue_read_buffer(buf, CL_BLOCKING, at, out, &[])
         }
         .map(|_| ())
@@ -284,7 +284,7 @@ impl ClEngine {
     ) -> Result<Event> {
         // SAFETY: the range is inside the buffer; the pattern is copied at enqueue.
         unsafe {
-            self.queue.enqueue_fill_buffer(
+            self.queue().enqueue_fill_buffer(
                 buf,
                 &[value],
                 0,

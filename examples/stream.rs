@@ -1,0 +1,154 @@
+//! Frames in flight and the engine pool, end to end: a stream of host frames through
+//! `brightest` (upload-bound) and through a w = 8 blur with its download, one call at a time
+//! against [`Engine::stream`] with 1–4 frames in flight, and the pool (the GPU with the CPU
+//! devices) against the GPU alone. Prints a table of milliseconds for the whole stream and
+//! GB/s of frame bytes moved each way; checks that every mode gives the same results.
+//!
+//! `cargo run --release --example stream [-- --size 4096 --frames 64 --device nvidia]`
+
+use clap::Parser;
+use clpix::{Engine, EnginePool, GaussianBlur};
+use std::time::Instant;
+
+/// A stream of host frames: one call at a time, in flight, and on a pool.
+#[derive(Parser, Debug)]
+#[command(name = "stream", version)]
+struct Cli {
+    /// Frame width and height.
+    #[arg(long, default_value_t = 4096)]
+    size: u32,
+    /// Frames in the stream.
+    #[arg(long, default_value_t = 64)]
+    frames: usize,
+    /// Distinct frames (the stream cycles through them).
+    #[arg(long, default_value_t = 8)]
+    distinct: usize,
+    /// The device for the one-engine rows (index or part of its name, as CLPIX_DEVICE takes it);
+    /// default: Engine::new()'s choice.
+    #[arg(long)]
+    device: Option<String>,
+    /// Runs of each row (the table shows the median).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+}
+
+type Job = fn(&Engine, &&image::RgbaImage) -> clpix::Result<u64>;
+
+fn brightest(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
+    let h = e.brightest(*f)?;
+    Ok(((h.y as u64) << 32) | h.x as u64)
+}
+
+fn blur8(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
+    let out = e.gaussian_blur(*f, &GaussianBlur::new(8))?;
+    // A checksum of the downloaded image: every byte is read back.
+    Ok(out.as_raw().chunks(8).fold(0u64, |a, c| {
+        a.rotate_left(5) ^ c.iter().fold(0u64, |s, &b| s * 31 + b as u64)
+    }))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Milliseconds of the median run and the results of the last one.
+fn time(
+    runs: usize,
+    mut f: impl FnMut() -> Vec<clpix::Result<u64>>,
+) -> (f64, Vec<clpix::Result<u64>>) {
+    let mut last = f(); // warm-up: kernels built, staging and lanes made
+    let ms = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            last = f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    (median(ms), last)
+}
+
+fn main() -> clpix::Result<()> {
+    let cli = Cli::parse();
+    let distinct: Vec<image::RgbaImage> = (0..cli.distinct.max(1))
+        .map(|i| {
+            image::RgbaImage::from_fn(cli.size, cli.size, |x, y| {
+                let v =
+                    (x.wrapping_mul(2654435761) ^ y.wrapping_mul(40503) ^ (i as u32 * 977)) >> 7;
+                image::Rgba([v as u8, (v >> 8) as u8, (v >> 16) as u8, 255])
+            })
+        })
+        .collect();
+    let frames: Vec<&image::RgbaImage> = (0..cli.frames)
+        .map(|i| &distinct[i % distinct.len()])
+        .collect();
+    if let Some(q) = &cli.device {
+        std::env::set_var("CLPIX_DEVICE", q);
+        std::env::set_var("CLPIX_BACKEND", "opencl");
+    }
+    let engine = Engine::new()?;
+    let everything = EnginePool::with_devices(&clpix::devices().unwrap_or_default()).ok();
+    let bytes = cli.size as f64 * cli.size as f64 * 4.0 * cli.frames as f64;
+    println!("engine: {}", engine.backend());
+    if let Some(p) = &everything {
+        for e in p.engines() {
+            println!("pool engine: {}", e.backend());
+        }
+    }
+    println!(
+        "{} frames of {}² RGBA8 ({:.0} MiB each), median of {} runs\n",
+        cli.frames,
+        cli.size,
+        cli.size as f64 * cli.size as f64 * 4.0 / 1048576.0,
+        cli.runs
+    );
+    println!("| job | mode | ms | GB/s each way | same results |");
+    println!("|---|---|---|---|---|");
+    for (name, job) in [
+        ("brightest", brightest as Job),
+        ("blur w=8 + download", blur8 as Job),
+    ] {
+        let (ms, want) = time(cli.runs, || {
+            frames.iter().map(|f| job(&engine, f)).collect()
+        });
+        let row = |mode: &str, ms: f64, same: bool| {
+            println!(
+                "| {name} | {mode} | {ms:.1} | {:.1} | {} |",
+                bytes / ms / 1e6,
+                if same { "yes" } else { "NO" }
+            );
+        };
+        row("one call at a time", ms, true);
+        for k in 1..=4 {
+            let (ms, got) = time(cli.runs, || {
+                let mut out = Vec::new();
+                let _ = engine.stream(frames.iter().copied(), k, job, |_, r| out.push(r));
+                out
+            });
+            row(&format!("stream, {k} in flight"), ms, got == want);
+        }
+        let alone = EnginePool::from_engines(vec![match engine.device() {
+            Some(d) => Engine::with_device(d)?,
+            None => Engine::cpu(),
+        }])?;
+        for (label, pool) in [
+            ("one engine", Some(&alone)),
+            ("all devices", everything.as_ref()),
+        ] {
+            let Some(pool) = pool else { continue };
+            let (ms, got) = time(cli.runs, || pool.map(&frames, job));
+            row(&format!("pool map, {label}"), ms, got == want);
+            let (ms, got) = time(cli.runs, || {
+                let mut out = Vec::new();
+                let _ = pool.stream(frames.iter().copied(), 3, job, |_, r| out.push(r));
+                out
+            });
+            row(
+                &format!("pool stream (3 in flight), {label}"),
+                ms,
+                got == want,
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Who takes the next job: each engine's measured time a job, and a rule that keeps a slow
+//! device from holding a batch or a stream back.
+//!
+//! An engine takes a job only if it would finish it no later than the other engines would
+//! finish the jobs still ahead of them: for a batch, every job not yet taken; for a stream,
+//! the frames the window lets the others run before the results must come out in order. A
+//! job's time is measured per engine (a moving average of wall time, which counts the
+//! transfers); an engine not yet measured is assumed [`UNKNOWN_FACTOR`] times slower than the
+//! slowest one measured. CPU engines (rayon, or an OpenCL CPU device) in a pool with a GPU wait
+//! for a GPU's first measurement; the others start at once.
+
+use crate::error::Error;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How much slower than the slowest measured engine an unmeasured one is assumed to be.
+pub(crate) const UNKNOWN_FACTOR: f64 = 8.0;
+
+/// One engine's record.
+#[derive(Debug, Clone)]
+struct EngineRate {
+    /// Threads feeding the engine (jobs it runs at once).
+    workers: usize,
+    /// Seconds a job, smoothed; `None` before the first job ends.
+    secs: Option<f64>,
+    /// A CPU engine: in a pool with a GPU it waits for a measurement before its first job.
+    cpu: bool,
+    /// Stopped after a device failure.
+    failed: bool,
+}
+
+/// The pool's engines' rates, shared by their workers.
+#[derive(Debug)]
+pub(crate) struct Rates {
+    engines: Mutex<Vec<EngineRate>>,
+}
+
+impl Rates {
+    /// `engines`: for each engine, its worker count and whether it is a CPU engine.
+    pub(crate) fn new(engines: &[(usize, bool)]) -> Rates {
+        Rates {
+            engines: Mutex::new(
+                engines
+                    .iter()
+                    .map(|&(workers, cpu)| EngineRate {
+                        workers: workers.max(1),
+                        secs: None,
+                        cpu,
+                        failed: false,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<EngineRate>> {
+        self.engines.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether engine `e` should take one more job, with `ahead` jobs (this one included) for
+    /// the others to run otherwise. `None`: not now, ask again later (waiting for a
+    /// measurement); `Some(false)`: never again in this batch.
+    pub(crate) fn admit(&self, e: usize, ahead: usize) -> Option<bool> {
+        let engines = self.lock();
+        let me = &engines[e];
+        if me.failed {
+            return Some(false);
+        }
+        let measured = |r: &EngineRate| r.secs.filter(|_| !r.failed);
+        let slowest = engines.iter().filter_map(measured).fold(0.0, f64::max);
+        let gpu_running = engines.iter().any(|r| !r.cpu && !r.failed);
+        let mine = match me.secs {
+            Some(s) => s,
+            None if me.cpu && gpu_running && slowest == 0.0 => return None,
+            None if slowest == 0.0 => return Some(true),
+            None => slowest * UNKNOWN_FACTOR,
+        };
+        // The others: how long they would take for the jobs ahead (at least one job's time).
+        let (mut rate, mut shortest, mut others) = (0.0, f64::INFINITY, 0);
+        for (i, r) in engines.iter().enumerate() {
+            if i == e || r.failed {
+                continue;
+            }
+            others += 1;
+            let secs = r.secs.unwrap_or(slowest * UNKNOWN_FACTOR);
+            if secs > 0.0 {
+                rate += r.workers as f64 / secs;
+                shortest = shortest.min(secs);
+            }
+        }
+        if others == 0 || rate == 0.0 {
+            return Some(true);
+        }
+        let theirs = (ahead as f64 / rate).max(shortest);
+        Some(mine <= theirs)
+    }
+
+    /// Records that engine `e` ran a job in `took`.
+    pub(crate) fn record(&self, e: usize, took: Duration) {
+        let s = took.as_secs_f64();
+        let mut engines = self.lock();
+        let r = &mut engines[e];
+        // Half the weight on the newest: a first job that built kernels is soon forgotten.
+        r.secs = Some(r.secs.map_or(s, |old| 0.5 * old + 0.5 * s));
+    }
+
+    /// Stops engine `e` after a device failure, if another engine is still running (the last
+    /// one keeps going, its failures reported job by job). Whether it stopped.
+    pub(crate) fn fail(&self, e: usize) -> bool {
+        let mut engines = self.lock();
+        let others = engines.iter().enumerate().any(|(i, r)| i != e && !r.failed);
+        if others {
+            engines[e].failed = true;
+        }
+        others
+    }
+
+    /// Whether engine `e` has been stopped.
+    pub(crate) fn failed(&self, e: usize) -> bool {
+        self.lock()[e].failed
+    }
+}
+
+/// Whether a job's error should move the job to another engine and stop this one.
+pub(crate) fn moves_on(error: &Error) -> bool {
+    error.is_device_failure()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_engine_takes_work_only_while_it_pays() {
+        // A GPU with 3 workers at 3 ms a job, a CPU engine at 50 ms.
+        let rates = Rates::new(&[(3, false), (1, true)]);
+        assert_eq!(rates.admit(1, 64), None, "the CPU waits for a measurement");
+        assert_eq!(rates.admit(0, 64), Some(true), "the GPU starts at once");
+        rates.record(0, Duration::from_millis(3));
+        // Unmeasured: assumed 8 × 3 ms = 24 ms; the GPU needs 64 ms for 64 jobs.
+        assert_eq!(rates.admit(1, 64), Some(true));
+        rates.record(1, Duration::from_millis(50));
+        assert_eq!(
+            rates.admit(1, 64),
+            Some(true),
+            "64 jobs: 64 ms on the GPU alone"
+        );
+        assert_eq!(
+            rates.admit(1, 20),
+            Some(false),
+            "20 jobs: 20 ms on the GPU alone"
+        );
+        assert_eq!(
+            rates.admit(0, 1),
+            Some(true),
+            "the fastest always takes work"
+        );
+    }
+
+    #[test]
+    fn failed_engines_take_nothing_and_leave_the_others_running() {
+        let rates = Rates::new(&[(1, false), (1, true)]);
+        assert!(rates.fail(0));
+        assert_eq!(rates.admit(0, 10), Some(false));
+        assert_eq!(
+            rates.admit(1, 10),
+            Some(true),
+            "the CPU no longer waits for the GPU"
+        );
+        assert!(!rates.fail(1), "the last engine keeps running");
+        assert_eq!(rates.admit(1, 10), Some(true));
+    }
+
+    #[test]
+    fn equal_engines_share() {
+        let rates = Rates::new(&[(2, false), (2, false)]);
+        rates.record(0, Duration::from_millis(5));
+        rates.record(1, Duration::from_millis(5));
+        assert_eq!(rates.admit(0, 1), Some(true));
+        assert_eq!(rates.admit(1, 1), Some(true));
+    }
+}

@@ -1,0 +1,234 @@
+//! The engine pool and frames in flight: results equal one engine's, in order, on every device
+//! found (two implementations at once where `OCL_ICD_VENDORS` lists both), with per-frame
+//! errors, a device that fails mid-batch, bounded memory and panics raised again.
+
+mod common;
+
+use clpix::{Border, Engine, EngineConfig, EnginePool, Error, GaussianBlur, KernelLayout, Tuning};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Images of several sizes and contents (the first and last tiny, one empty).
+fn frames(n: usize) -> Vec<image::RgbaImage> {
+    (0..n)
+        .map(|i| {
+            let (w, h) = match i % 5 {
+                0 => (1, 1),
+                1 => (97, 31),
+                2 => (256, 64),
+                3 => (33, 130),
+                _ => (64, 64),
+            };
+            let mut s = 0x9e37_79b9_7f4a_7c15u64 ^ i as u64;
+            image::RgbaImage::from_fn(w, h, |_, _| {
+                let v = common::splitmix(&mut s);
+                image::Rgba([(v >> 8) as u8, (v >> 16) as u8, (v >> 24) as u8, 255])
+            })
+        })
+        .collect()
+}
+
+/// Several operations' results on one frame, as text (values and errors alike).
+fn job(e: &Engine, img: &image::RgbaImage) -> clpix::Result<String> {
+    let hit = e.brightest(img)?;
+    let hist = e.histogram_rgba(img)?;
+    let blur = GaussianBlur::new(3).border(Border::Reflect);
+    let blurred = e.gaussian_blur(img, &blur)?;
+    let kept = e.compact(img, 600)?;
+    Ok(format!(
+        "{hit:?} {:?} {:?} {}",
+        &hist.counts[0][..8],
+        &blurred.as_raw()[..blurred.as_raw().len().min(64)],
+        kept.len()
+    ))
+}
+
+/// The engines to run on: rayon and every OpenCL device (required in CI).
+fn engines() -> Vec<Engine> {
+    let mut engines = vec![Engine::cpu()];
+    for d in clpix::devices().unwrap_or_default() {
+        engines.push(Engine::with_device(&d).expect("device opens"));
+    }
+    if std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0") {
+        assert!(engines.len() > 1, "OpenCL required, none found");
+    }
+    engines
+}
+
+fn expected(imgs: &[image::RgbaImage]) -> Vec<clpix::Result<String>> {
+    let cpu = Engine::cpu();
+    imgs.iter().map(|i| job(&cpu, i)).collect()
+}
+
+#[test]
+fn a_stream_gives_each_frames_result_in_order() {
+    let imgs = frames(23);
+    let want = expected(&imgs);
+    for e in engines() {
+        for in_flight in [1, 3, 8] {
+            let mut got = Vec::new();
+            e.stream(
+                imgs.iter(),
+                in_flight,
+                |e, img| job(e, img),
+                |i, r| {
+                    assert_eq!(i, got.len(), "in order");
+                    got.push(r);
+                },
+            )
+            .unwrap();
+            assert_eq!(got, want, "{} in_flight {in_flight}", e.backend());
+        }
+    }
+}
+
+#[test]
+fn a_frames_error_is_its_own_and_later_frames_are_unaffected() {
+    let mut imgs = frames(9);
+    imgs[4] = image::RgbaImage::new(0, 0);
+    for e in engines() {
+        let mut got = Vec::new();
+        e.stream(
+            imgs.iter(),
+            3,
+            |e, img| e.brightest(*img),
+            |_, r| got.push(r),
+        )
+        .unwrap();
+        assert!(
+            matches!(got[4], Err(Error::EmptyImage { .. })),
+            "{:?}",
+            got[4]
+        );
+        for (i, img) in imgs.iter().enumerate().filter(|&(i, _)| i != 4) {
+            assert_eq!(got[i], Engine::cpu().brightest(img), "{}", e.backend());
+        }
+    }
+}
+
+#[test]
+fn a_stream_holds_at_most_its_window() {
+    for e in engines() {
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let p = pulled.clone();
+        let source = (0..40u32).map(move |i| {
+            p.fetch_add(1, Ordering::SeqCst);
+            vec![i; 1000]
+        });
+        let mut delivered = 0;
+        e.stream(
+            source,
+            4,
+            |e, a| e.array_stats(a),
+            |i, r| {
+                assert_eq!(r.unwrap().max, i as u32);
+                delivered += 1;
+                let in_memory = pulled.load(Ordering::SeqCst) - (delivered - 1);
+                assert!(in_memory <= 4, "{in_memory} frames held");
+            },
+        )
+        .unwrap();
+        assert_eq!(delivered, 40);
+    }
+}
+
+#[test]
+fn zero_frames_in_flight_is_an_error_and_no_frames_is_no_results() {
+    let e = Engine::cpu();
+    let r = e.stream(frames(2), 0, |e, f| e.brightest(f), |_, _| {});
+    assert!(matches!(r, Err(Error::InvalidParameter { .. })), "{r:?}");
+    let mut n = 0;
+    e.stream(
+        Vec::<image::RgbaImage>::new(),
+        2,
+        |e, f| e.brightest(f),
+        |_, _| n += 1,
+    )
+    .unwrap();
+    assert_eq!(n, 0);
+    assert!(EnginePool::from_engines(Vec::new()).is_err());
+}
+
+#[test]
+#[should_panic(expected = "frame 5 panicked")]
+fn a_panic_in_a_job_is_raised_again() {
+    let pool = EnginePool::from_engines(engines()).unwrap();
+    let inputs: Vec<u32> = (0..12).collect();
+    let _ = pool.map(&inputs, |_, &i| {
+        assert!(i != 5, "frame 5 panicked");
+        Ok(i)
+    });
+}
+
+#[test]
+fn the_pool_gives_one_engines_results_in_order() {
+    let imgs = frames(31);
+    let want = expected(&imgs);
+    let pool = EnginePool::from_engines(engines()).unwrap();
+    assert_eq!(pool.map(&imgs, job), want);
+    let mut got = Vec::new();
+    pool.stream(imgs.iter(), 2, |e, img| job(e, img), |_, r| got.push(r))
+        .unwrap();
+    assert_eq!(got, want);
+    // The default pool too (GPUs, else one engine).
+    let default = EnginePool::new().unwrap();
+    assert_eq!(default.map(&imgs, job), want);
+}
+
+/// An OpenCL engine whose histogram program cannot be read (a kernel folder without it), with
+/// no CPU fallback: every histogram job fails on it with `KernelSource`.
+fn broken_engines() -> Vec<Engine> {
+    let dir = common::kernel_dir_copy("pool-broken", |_, _| {});
+    std::fs::remove_file(dir.join("histogram.cl")).unwrap();
+    let mut tuning = Tuning::default();
+    tuning.kernel_dir = Some(dir);
+    let config = EngineConfig {
+        max_buffer_bytes: None,
+        layout: KernelLayout::Auto,
+        tuning: Some(tuning),
+        cpu_fallback: false,
+    };
+    clpix::devices()
+        .unwrap_or_default()
+        .iter()
+        .map(|d| Engine::with_device_config(d, &config).expect("device opens"))
+        .collect()
+}
+
+#[test]
+fn a_device_that_fails_mid_batch_loses_and_reorders_nothing() {
+    let imgs = frames(17);
+    let cpu = Engine::cpu();
+    let want: Vec<_> = imgs.iter().map(|i| cpu.histogram_rgba(i)).collect();
+    for broken in broken_engines() {
+        let e = broken.histogram_rgba(&imgs[1]);
+        assert!(matches!(e, Err(Error::KernelSource { .. })), "{e:?}");
+        let name = broken.backend().to_string();
+        // The broken engine first, then the good ones: every job it takes moves on.
+        let mut all = vec![broken];
+        all.extend(engines());
+        let pool = EnginePool::from_engines(all).unwrap();
+        assert_eq!(pool.map(&imgs, |e, i| e.histogram_rgba(i)), want, "{name}");
+        let mut got = Vec::new();
+        pool.stream(
+            imgs.iter(),
+            3,
+            |e, i| e.histogram_rgba(*i),
+            |_, r| got.push(r),
+        )
+        .unwrap();
+        assert_eq!(got, want, "{name}");
+        // Alone, it reports each job's failure and goes on with the next.
+        let alone =
+            EnginePool::from_engines(broken_engines().into_iter().take(1).collect()).unwrap();
+        let got = alone.map(&imgs, |e, i| e.histogram_rgba(i));
+        assert!(got
+            .iter()
+            .all(|r| matches!(r, Err(Error::KernelSource { .. }))));
+        let got = alone.map(&imgs, |e, i| e.brightest(i));
+        assert!(
+            got.iter().all(|r| r.is_ok()),
+            "its other programs still run"
+        );
+    }
+}
