@@ -49,6 +49,11 @@ const OPS: &[&str] = &[
     "blur_w11_after_w3",
 ];
 
+/// Rows after the totals: three operations' first calls (three programs) one after another,
+/// and the same in three threads at once (whether the driver builds programs in parallel).
+const EXTRA: &[&str] = &["three_serial", "three_parallel"];
+const THREE: [&str; 3] = ["histogram_rgba", "compact", "blur_w2"];
+
 fn image() -> image::RgbaImage {
     image::RgbaImage::from_fn(960, 540, |x, y| {
         let v = ((x * 7 + y * 13) ^ (x * y)) % 256;
@@ -58,6 +63,16 @@ fn image() -> image::RgbaImage {
 
 fn run_op(e: &Engine, op: &str, img: &image::RgbaImage) -> clpix::Result<()> {
     match op {
+        "three_serial" => THREE.iter().try_for_each(|op| run_op(e, op, img)),
+        "three_parallel" => std::thread::scope(|s| {
+            let threads: Vec<_> = THREE
+                .iter()
+                .map(|op| s.spawn(move || run_op(e, op, img)))
+                .collect();
+            threads
+                .into_iter()
+                .try_for_each(|t| t.join().unwrap_or(Ok(())))
+        }),
         "brightest" => e.brightest(img).map(drop),
         "luminance_stats" => e.luminance_stats(img).map(drop),
         "histogram_rgba" => e.histogram_rgba(img).map(drop),
@@ -165,10 +180,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = std::env::temp_dir().join(format!("clpix-cold-{}", std::process::id()));
     let device = cli.device.as_deref();
     // rows: engine, then each op; columns: cold, clpix warm, warm.
-    let mut cells: Vec<[Vec<f64>; 3]> = vec![Default::default(); OPS.len() + 1];
+    let all: Vec<&str> = OPS.iter().chain(EXTRA).copied().collect();
+    let mut cells: Vec<[Vec<f64>; 3]> = vec![Default::default(); all.len() + 1];
     let mut backend = String::new();
     for round in 0..cli.rounds {
-        for (i, op) in OPS.iter().enumerate() {
+        for (i, op) in all.iter().enumerate() {
             // Cold: fresh folders for both caches.
             let c = fresh(&root, &format!("cold-clpix-{round}-{i}"));
             let d = fresh(&root, &format!("cold-driver-{round}-{i}"));
@@ -193,7 +209,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| first call of | cold | clpix cache warm | warm |");
     println!("|---|---|---|---|");
     let names = std::iter::once("Engine::new").chain(OPS.iter().copied());
-    for (name, row) in names.zip(&cells) {
+    for (name, row) in names.zip(&cells[..=OPS.len()]) {
         println!(
             "| {name} | {} | {} | {} |",
             range(&row[0]),
@@ -205,7 +221,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut totals = [Vec::new(), Vec::new(), Vec::new()];
     for r in 0..cli.rounds as usize {
         for (k, t) in totals.iter_mut().enumerate() {
-            t.push(cells.iter().map(|row| row[k][r]).sum::<f64>());
+            t.push(cells[..=OPS.len()].iter().map(|row| row[k][r]).sum::<f64>());
         }
     }
     println!(
@@ -214,5 +230,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         range(&totals[1]),
         range(&totals[2])
     );
+    for (name, row) in EXTRA.iter().zip(&cells[OPS.len() + 1..]) {
+        let name = name.replace('_', " ");
+        println!(
+            "| {name}: {} | {} | {} | {} |",
+            THREE.join(", "),
+            range(&row[0]),
+            range(&row[1]),
+            range(&row[2])
+        );
+    }
     Ok(())
 }

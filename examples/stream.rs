@@ -7,7 +7,8 @@
 //! `cargo run --release --example stream [-- --size 4096 --frames 64 --device nvidia]`
 
 use clap::Parser;
-use clpix::{Engine, EnginePool, GaussianBlur};
+use clpix::{Engine, EnginePool, GaussianBlur, PinnedImage};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// A stream of host frames: one call at a time, in flight, and on a pool.
@@ -32,6 +33,9 @@ struct Cli {
     runs: usize,
 }
 
+/// A job on a frame in pinned memory.
+type PinnedJob<'a> = dyn Fn(&Engine, &&PinnedImage) -> clpix::Result<u64> + Sync + 'a;
+
 type Job = fn(&Engine, &&image::RgbaImage) -> clpix::Result<u64>;
 
 fn brightest(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
@@ -45,6 +49,14 @@ fn blur8(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
     Ok(out.as_raw().chunks(8).fold(0u64, |a, c| {
         a.rotate_left(5) ^ c.iter().fold(0u64, |s, &b| s * 31 + b as u64)
     }))
+}
+
+/// A checksum of 4096 bytes spread over an image.
+fn sample(raw: &[u8]) -> u64 {
+    let step = (raw.len() / 4096).max(1);
+    raw.iter()
+        .step_by(step)
+        .fold(raw.len() as u64, |a, &b| a.rotate_left(5) ^ b as u64)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -148,6 +160,68 @@ fn main() -> clpix::Result<()> {
                 ms,
                 got == want,
             );
+        }
+    }
+    pinned_rows(&cli, &engine, &distinct, bytes)
+}
+
+/// The same streams from frames in pinned memory (a ring of them, as a camera would fill), the
+/// blur downloading into pinned frames too.
+fn pinned_rows(
+    cli: &Cli,
+    engine: &Engine,
+    distinct: &[image::RgbaImage],
+    bytes: f64,
+) -> clpix::Result<()> {
+    let mut ring = Vec::new();
+    for img in distinct {
+        let mut p = engine.pinned_image(img.width(), img.height())?;
+        p.copy_from(img)?;
+        ring.push(p);
+    }
+    let frames: Vec<&PinnedImage> = (0..cli.frames).map(|i| &ring[i % ring.len()]).collect();
+    let outs: Mutex<Vec<PinnedImage>> = Mutex::new(Vec::new());
+    let size = cli.size;
+    let blur_pinned = |e: &Engine, f: &&PinnedImage| -> clpix::Result<u64> {
+        let dev = e.upload(*f)?;
+        let blurred = e.gaussian_blur_device(&dev, &GaussianBlur::new(8))?;
+        let taken = outs.lock().ok().and_then(|mut o| o.pop());
+        let mut out = match taken {
+            Some(o) => o,
+            None => e.pinned_image(size, size)?,
+        };
+        e.download_into(&blurred, out.as_bytes_mut())?;
+        let sum = sample(out.as_bytes());
+        if let Ok(mut o) = outs.lock() {
+            o.push(out);
+        }
+        Ok(sum)
+    };
+    let brightest_pinned = |e: &Engine, f: &&PinnedImage| -> clpix::Result<u64> {
+        let h = e.brightest(*f)?;
+        Ok(((h.y as u64) << 32) | h.x as u64)
+    };
+    let jobs: [(&str, &PinnedJob<'_>); 2] = [
+        ("brightest, pinned frames", &brightest_pinned),
+        ("blur w=8, pinned in and out", &blur_pinned),
+    ];
+    for (name, job) in jobs {
+        let (ms, want) = time(cli.runs, || frames.iter().map(|f| job(engine, f)).collect());
+        let row = |mode: &str, ms: f64, same: bool| {
+            println!(
+                "| {name} | {mode} | {ms:.1} | {:.1} | {} |",
+                bytes / ms / 1e6,
+                if same { "yes" } else { "NO" }
+            );
+        };
+        row("one call at a time", ms, true);
+        for k in 1..=4 {
+            let (ms, got) = time(cli.runs, || {
+                let mut out = Vec::new();
+                let _ = engine.stream(frames.iter().copied(), k, job, |_, r| out.push(r));
+                out
+            });
+            row(&format!("stream, {k} in flight"), ms, got == want);
         }
     }
     Ok(())

@@ -117,6 +117,11 @@ pub struct Tuning {
     /// `CLPIX_BUILD_WAIT=1`: the first GPU blur at a radius waits for its radius-built
     /// program instead of running the generic passes while it builds in the background.
     pub build_wait: bool,
+    /// `CLPIX_SPECIALISE_AFTER=n`: the GPU blur's radius-built programs start building (in the
+    /// background) at the n-th call at that radius; before, the generic passes answer (the same
+    /// bits). Default 2: a radius used once never builds (on NVIDIA the tensor-core programs
+    /// took 1.5–4.7 s each to build, which a short process waited for at its end).
+    pub specialise_after: Option<u32>,
     /// `CLPIX_CACHE=on|all|readonly|off`: the persistent program cache (on by default).
     pub cache: ProgramCache,
     /// `CLPIX_CACHE_DIR`: the program cache's folder (default `$XDG_CACHE_HOME/clpix`, else
@@ -434,11 +439,17 @@ impl Tuning {
                 ("off", ProgramCache::Off),
             ]),
         )?;
+        let specialise_after = env_parse(
+            "CLPIX_SPECIALISE_AFTER",
+            "a number of calls from 1 to 1000000",
+            |v| v.parse().ok().filter(|n| (1..=1_000_000).contains(n)),
+        )?;
         let cache_max_bytes = env_parse("CLPIX_CACHE_MAX_BYTES", "a number of bytes", |v| {
             v.parse().ok()
         })?;
         Ok(Tuning {
             build_wait: env_switch("CLPIX_BUILD_WAIT"),
+            specialise_after,
             cache: cache.unwrap_or_default(),
             cache_dir: env_path("CLPIX_CACHE_DIR"),
             cache_max_bytes,

@@ -449,6 +449,57 @@ impl Engine {
         host_copy(img)
     }
 
+    /// Reads a device image back into `out`: packed RGBA8, exactly 4 × width × height bytes
+    /// (an error otherwise). Into a [`PinnedImage`](crate::PinnedImage)'s bytes the device
+    /// writes at the link's full speed; into memory the caller reuses, no page is touched for
+    /// the first time.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let img = image::RgbaImage::from_pixel(3, 2, image::Rgba([1, 2, 3, 4]));
+    /// let dev = engine.upload(&img)?;
+    /// let mut out = engine.pinned_image(3, 2)?;
+    /// engine.download_into(&dev, out.as_bytes_mut())?;
+    /// assert_eq!(out.as_bytes(), img.as_raw().as_slice());
+    /// assert!(engine.download_into(&dev, &mut [0u8; 5]).is_err());
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn download_into(&self, img: &DeviceImage, out: &mut [u8]) -> Result<()> {
+        let len = img.width as usize * img.height as usize * 4;
+        if out.len() != len {
+            return Err(Error::InvalidParameter {
+                name: "out",
+                value: format!("{} bytes", out.len()),
+                expected: "exactly 4 × width × height bytes of the device image",
+            });
+        }
+        match &img.storage {
+            Storage::Host(bytes) => {
+                crate::cpu::parallel_copy(bytes, out);
+                Ok(())
+            }
+            Storage::OpenCl(parts) => parts.owner.download_into(parts, img.width, out),
+        }
+    }
+
+    /// A zeroed RGBA8 image in host memory that this engine's device moves at the link's full
+    /// speed (page-locked; plain memory on the CPU engine and CPU devices): see
+    /// [`PinnedImage`](crate::PinnedImage).
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let img = engine.pinned_image(640, 480)?;
+    /// assert_eq!(img.as_bytes().len(), 640 * 480 * 4);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn pinned_image(&self, width: u32, height: u32) -> Result<crate::PinnedImage> {
+        let cl = match &self.backend {
+            Backend::OpenCl(cl) => Some(cl),
+            Backend::Cpu => None,
+        };
+        crate::PinnedImage::new(cl, width, height)
+    }
+
     /// Copies `data` to the engine: a device buffer on OpenCL, host memory on the CPU engine.
     ///
     /// An error if the array is larger than one device buffer may be, or has more than

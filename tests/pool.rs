@@ -232,3 +232,45 @@ fn a_device_that_fails_mid_batch_loses_and_reorders_nothing() {
         );
     }
 }
+
+/// Pinned images: every operation on one gives the bits it gives on the same pixels in a
+/// plain image, and device images download into one; on GPU-layout engines with staging on
+/// (small slots), so that transfers from and to pinned memory bypass the staging for real.
+#[test]
+fn pinned_images_give_the_same_results() {
+    let mut tuning = Tuning::default();
+    tuning.staging = clpix::Staging::SlotKib(16);
+    let mut all = engines();
+    all.extend(common::gpu_layout_engines_tuned(&tuning));
+    for (i, src) in frames(6).iter().enumerate() {
+        for e in &all {
+            let mut pinned = e.pinned_image(src.width(), src.height()).unwrap();
+            assert!(pinned.as_bytes().iter().all(|&b| b == 0));
+            pinned.copy_from(src).unwrap();
+            assert_eq!(pinned.as_bytes(), src.as_raw().as_slice());
+            assert_eq!(
+                common::every_op(e, (&pinned).into()),
+                common::every_op(&Engine::cpu(), src.into()),
+                "{} frame {i}",
+                e.backend()
+            );
+            // Device image -> pinned, and back through an operation on the device.
+            let dev = e.upload(&pinned).unwrap();
+            let blurred = e.gaussian_blur_device(&dev, &GaussianBlur::new(2)).unwrap();
+            let mut out = e.pinned_image(src.width(), src.height()).unwrap();
+            e.download_into(&blurred, out.as_bytes_mut()).unwrap();
+            let want = Engine::cpu()
+                .gaussian_blur(src, &GaussianBlur::new(2))
+                .unwrap();
+            assert_eq!(out.as_bytes(), want.as_raw().as_slice(), "{}", e.backend());
+            let short = e.download_into(&blurred, &mut vec![0u8; out.as_bytes().len() + 1]);
+            assert!(
+                matches!(short, Err(Error::InvalidParameter { .. })),
+                "{short:?}"
+            );
+        }
+    }
+    let mut p = Engine::cpu().pinned_image(2, 2).unwrap();
+    assert!(p.copy_from(&image::RgbaImage::new(3, 2)).is_err());
+    assert!(Engine::cpu().pinned_image(u32::MAX, 2).is_err());
+}

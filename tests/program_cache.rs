@@ -233,17 +233,25 @@ fn after_warm_up_no_call_makes_a_program_ready() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The first GPU blur at a radius runs the generic passes while the radius-built programs
-/// build in the background; after `wait_for_builds` they are ready and the next call takes
-/// them; every call gives the CPU's bits. With `build_wait` the first call builds them itself.
+/// The GPU blur at a radius runs the generic passes until its `specialise_after`-th call (2 by
+/// default), which starts the radius-built programs' builds in the background; after
+/// `wait_for_builds` they are ready and the next call takes them; every call gives the CPU's
+/// bits. With `build_wait` the first call builds them itself.
 #[test]
 fn a_new_radius_is_specialised_in_the_background() {
     let img = make_image(150, 60, 4, Content::Random, 12);
     let cpu = Engine::cpu();
-    for wait in [false, true] {
+    for (wait, after) in [
+        (false, None),
+        (false, Some(1)),
+        (false, Some(3)),
+        (true, None),
+    ] {
         let mut tuning = Tuning::default();
         tuning.cache = ProgramCache::Off;
         tuning.build_wait = wait;
+        tuning.specialise_after = after;
+        let calls = if wait { 1 } else { after.unwrap_or(2) };
         for e in gpu_layout_engines_tuned(&tuning) {
             for radius in [2u32, 7, 13] {
                 let blur = clpix::GaussianBlur::new(radius);
@@ -254,8 +262,14 @@ fn a_new_radius_is_specialised_in_the_background() {
                         .iter()
                         .any(|p| format!("{} ", p.variant).contains(&tag))
                 };
-                let first = e.gaussian_blur(img.view(), &blur).unwrap();
-                assert!(first == expected, "{} w {radius}", e.backend());
+                for call in 1..=calls {
+                    let got = e.gaussian_blur(img.view(), &blur).unwrap();
+                    assert!(got == expected, "{} w {radius}", e.backend());
+                    if call < calls {
+                        e.wait_for_builds();
+                        assert!(!specialised(&e), "{} w {radius} call {call}", e.backend());
+                    }
+                }
                 if wait {
                     assert!(specialised(&e), "{} w {radius}", e.backend());
                 }

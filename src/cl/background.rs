@@ -10,9 +10,15 @@ use std::thread::JoinHandle;
 /// A specialisation, by the operation's own key (the blur: its radius).
 pub(crate) type SpecKey = (&'static str, u32);
 
+/// Calls at a key before its specialisation starts building, by default (see
+/// `Tuning::specialise_after`).
+pub(crate) const SPECIALISE_AFTER: u32 = 2;
+
 /// The state of each specialisation asked for.
 #[derive(Default)]
 pub(crate) struct Specialisations {
+    /// Calls so far at keys whose specialisation has not started.
+    asked: HashMap<SpecKey, u32>,
     ready: HashMap<SpecKey, bool>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -23,10 +29,10 @@ thread_local! {
 }
 
 impl ClEngine {
-    /// Whether the specialisation `key` may be used now. The first time it is asked for
-    /// (unless the tuning says to wait for builds, or this is a background thread already),
-    /// `build` runs on a new thread, making the programs it needs ready, and the answer is
-    /// `false` until it has finished: the caller runs its generic kernels meanwhile.
+    /// Whether the specialisation `key` may be used now. The `specialise_after`-th time it is
+    /// asked for (unless the tuning says to wait for builds, or this is a background thread
+    /// already), `build` runs on a new thread, making the programs it needs ready, and the
+    /// answer is `false` until it has finished: the caller runs its generic kernels meanwhile.
     pub(crate) fn specialisation_ready(
         self: &Arc<Self>,
         key: SpecKey,
@@ -39,6 +45,12 @@ impl ClEngine {
         if let Some(&ready) = s.ready.get(&key) {
             return ready;
         }
+        let asked = s.asked.entry(key).or_insert(0);
+        *asked += 1;
+        if *asked < self.tuning.specialise_after.unwrap_or(SPECIALISE_AFTER) {
+            return false;
+        }
+        s.asked.remove(&key);
         s.ready.insert(key, false);
         let cl = Arc::clone(self);
         let started = std::time::Instant::now();

@@ -13,9 +13,11 @@ mod lanes;
 mod launch;
 mod memory;
 mod parts;
+mod pinned;
 mod program;
 mod transfer;
 
+pub(crate) use background::SPECIALISE_AFTER;
 pub(crate) use device::Vendor;
 pub(crate) use device::{best_device, find_device};
 pub use device::{devices, DeviceInfo, DeviceType};
@@ -26,6 +28,7 @@ pub(crate) use grid::{u32_arg, Grid};
 pub(crate) use lanes::{LaneGuard, MAX_LANES};
 pub(crate) use launch::{last_kernel_ns, set_last_kernel_ns, Arg};
 pub(crate) use parts::PartRange;
+pub(crate) use pinned::Pinned;
 
 use crate::config::{KernelLayout, Tuning};
 use crate::error::{Error, Result};
@@ -94,6 +97,8 @@ pub(crate) struct ClEngine {
     background: Mutex<background::Specialisations>,
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
+    /// Address ranges of the pinned host memory handed out (see `pinned`).
+    pinned: Mutex<Vec<(usize, usize)>>,
     /// Build logs of program variants that did not build, so that a caller falling back to
     /// another kernel does not pay for the failed build again on every call.
     failed_variants: Mutex<HashMap<(ProgramId, Defines), String>>,
@@ -239,6 +244,7 @@ impl ClEngine {
             background: Mutex::new(background::Specialisations::default()),
             scratch: Mutex::new(HashMap::new()),
             failed_variants: Mutex::new(HashMap::new()),
+            pinned: Mutex::new(Vec::new()),
             partials: Mutex::new(Vec::new()),
             tile_words: Mutex::new(TileWords::default()),
             staging_slot: staging_slot(info, tuning.staging),

@@ -107,18 +107,28 @@ impl ClEngine {
         pixels: usize,
     ) -> Result<Vec<u8>> {
         let mut bytes = crate::cpu::alloc_zeroed::<u8>(pixels * 4);
-        if let Ok(words) = bytemuck::try_cast_slice_mut::<u8, u32>(&mut bytes) {
+        self.read_rgba8_into(parts, &mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// [`read_rgba8`](Self::read_rgba8) into `bytes` (4 a pixel, the caller's size check).
+    pub(crate) fn read_rgba8_into(
+        &self,
+        parts: &[(&Buffer<u32>, usize, usize)],
+        bytes: &mut [u8],
+    ) -> Result<()> {
+        if let Ok(words) = bytemuck::try_cast_slice_mut::<u8, u32>(bytes) {
             for &(buf, start, count) in parts {
                 self.read(buf, 0, &mut words[start..start + count])?;
             }
-            return Ok(bytes);
+            return Ok(());
         }
-        let mut words = vec![0u32; pixels];
+        let mut words = vec![0u32; bytes.len() / 4];
         for &(buf, start, count) in parts {
             self.read(buf, 0, &mut words[start..start + count])?;
         }
         bytes.copy_from_slice(bytemuck::cast_slice(&words));
-        Ok(bytes)
+        Ok(())
     }
 }
 

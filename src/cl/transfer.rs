@@ -77,7 +77,8 @@ impl ClEngine {
     }
 
     /// Blocking write of `data` at element `offset`. Large writes to a GPU go through the
-    /// pinned staging slots (see [`write_staged`](Self::write_staged)).
+    /// pinned staging slots (see [`write_staged`](Self::write_staged)), unless `data` is pinned
+    /// memory of this engine's already (see `pinned`).
     pub(crate) fn write<T: bytemuck::Pod>(
         &self,
         buf: &mut Buffer<T>,
@@ -88,7 +89,11 @@ impl ClEngine {
             return Ok(());
         }
         let at = offset * std::mem::size_of::<T>();
-        if let Some(slot) = self.staged_slot(std::mem::size_of_val(data)) {
+        let bytes = std::mem::size_of_val(data);
+        if let Some(slot) = self
+            .staged_slot(bytes)
+            .filter(|_| !self.is_pinned(data.as_ptr() as *const u8, bytes))
+        {
             return self.write_staged(buf.get(), at, bytemuck::cast_slice(data), slot);
         }
         // SAFETY: blocking, so `data` outlives the transfer; the range is inside the buffer.
@@ -252,7 +257,8 @@ impl ClEngine {
     }
 
     /// Blocking read into `out` from element `offset`. Large reads from a GPU go through the
-    /// pinned staging slots (see [`read_staged`](Self::read_staged)).
+    /// pinned staging slots (see [`read_staged`](Self::read_staged)), unless `out` is pinned
+    /// memory of this engine's already (see `pinned`).
     pub(crate) fn read<T: bytemuck::Pod>(
         &self,
         buf: &Buffer<T>,
@@ -263,7 +269,11 @@ impl ClEngine {
             return Ok(());
         }
         let at = offset * std::mem::size_of::<T>();
-        if let Some(slot) = self.staged_slot(std::mem::size_of_val(out)) {
+        let bytes = std::mem::size_of_val(out);
+        if let Some(slot) = self
+            .staged_slot(bytes)
+            .filter(|_| !self.is_pinned(out.as_ptr() as *const u8, bytes))
+        {
             return self.read_staged(buf.get(), at, bytemuck::cast_slice_mut(out), slot);
         }
         // SAFETY: blocking, so `out` outlives the transfer; the range is inside the buffer.

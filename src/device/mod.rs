@@ -6,9 +6,11 @@
 mod array;
 mod image;
 mod parts;
+mod pinned;
 
 pub use array::DeviceArray;
 pub(crate) use array::{check_array_len, download, ArrayStorage, PooledBuffer};
 pub(crate) use image::Storage;
 pub use image::{DeviceImage, ImageInput};
 pub(crate) use parts::{host_copy, DeviceParts, Part};
+pub use pinned::PinnedImage;

@@ -61,6 +61,18 @@ impl ClEngine {
 
     /// Reads device parts back into packed RGBA8 bytes.
     pub(crate) fn download(&self, d: &DeviceParts, width: u32, height: u32) -> Result<Vec<u8>> {
+        let mut bytes = crate::cpu::alloc_zeroed::<u8>(width as usize * height as usize * 4);
+        self.download_into(d, width, &mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Reads device parts back into `bytes` (packed RGBA8 of the whole image).
+    pub(crate) fn download_into(
+        &self,
+        d: &DeviceParts,
+        width: u32,
+        bytes: &mut [u8],
+    ) -> Result<()> {
         let parts: Vec<_> = d
             .parts
             .iter()
@@ -72,7 +84,7 @@ impl ClEngine {
                 )
             })
             .collect();
-        d.owner.read_rgba8(&parts, width as usize * height as usize)
+        d.owner.read_rgba8_into(&parts, bytes)
     }
     /// Runs `f(buffer, range)` over the image in parts that fit one buffer each, in scan order.
     ///

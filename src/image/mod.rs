@@ -196,6 +196,20 @@ impl<'a> ImageView<'a> {
     }
 }
 
+impl<'a> ImageView<'a> {
+    /// A view of packed pixels whose size the caller has checked (`data` holds exactly
+    /// `4 * width * height` bytes).
+    pub(crate) fn packed(data: &'a [u8], width: u32, height: u32) -> Self {
+        debug_assert_eq!(data.len(), 4 * width as usize * height as usize);
+        ImageView {
+            data,
+            width,
+            height,
+            stride: width as usize * 4,
+        }
+    }
+}
+
 impl<'a> From<&'a RgbaImage> for ImageView<'a> {
     fn from(img: &'a RgbaImage) -> Self {
         ImageView {

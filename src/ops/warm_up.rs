@@ -55,12 +55,27 @@ impl Engine {
         });
         for &w in blur_radii {
             let blur = GaussianBlur::new(w).border(Border::Reflect);
-            self.gaussian_blur(&img, &blur)?;
+            // Enough calls to start the radius-built programs' builds (Tuning::specialise_after).
+            let calls = self.tuning_specialise_after();
+            for _ in 0..calls {
+                self.gaussian_blur(&img, &blur)?;
+            }
             self.gaussian_blur_f32(&f32_img, &blur)?;
         }
         // The radius-built programs started building in the background (in parallel).
         self.wait_for_builds();
         let mut all = self.programs();
         Ok(all.split_off(before.min(all.len())))
+    }
+
+    /// Calls at a blur radius before its radius-built programs start building.
+    fn tuning_specialise_after(&self) -> u32 {
+        match &self.backend {
+            crate::engine::Backend::OpenCl(cl) => cl
+                .tuning
+                .specialise_after
+                .unwrap_or(crate::cl::SPECIALISE_AFTER),
+            crate::engine::Backend::Cpu => 1,
+        }
     }
 }
