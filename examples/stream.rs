@@ -162,7 +162,47 @@ fn main() -> clpix::Result<()> {
             );
         }
     }
-    pinned_rows(&cli, &engine, &distinct, bytes)
+    pinned_rows(&cli, &engine, &distinct, bytes)?;
+    alloc_probe(cli.size as usize * cli.size as usize * 4);
+    Ok(())
+}
+
+/// What a fresh host result costs: 16 allocations of a frame's bytes, each written on all
+/// cores (as a download's copy out of the staging does), plain and advised to use
+/// transparent huge pages (as clpix's large results are).
+fn alloc_probe(bytes: usize) {
+    use rayon::prelude::*;
+    for f in ["enabled", "defrag"] {
+        let path = format!("/sys/kernel/mm/transparent_hugepage/{f}");
+        println!(
+            "{path}: {}",
+            std::fs::read_to_string(&path).unwrap_or_default().trim()
+        );
+    }
+    for huge in [false, true] {
+        let t = Instant::now();
+        for _ in 0..16 {
+            let mut v = vec![0u8; bytes];
+            #[cfg(target_os = "linux")]
+            if huge {
+                let start = (v.as_ptr() as usize).next_multiple_of(2 << 20);
+                let end = (v.as_ptr() as usize + bytes) / (2 << 20) * (2 << 20);
+                if end > start {
+                    // SAFETY: advice on whole pages inside the live allocation.
+                    unsafe {
+                        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE)
+                    };
+                }
+            }
+            v.par_chunks_mut(1 << 20).for_each(|c| c.fill(1));
+            std::hint::black_box(&v);
+        }
+        let ms = t.elapsed().as_secs_f64() * 1e3 / 16.0;
+        println!(
+            "fresh {} MiB result, written on all cores, huge pages {huge}: {ms:.2} ms",
+            bytes >> 20
+        );
+    }
 }
 
 /// The same streams from frames in pinned memory (a ring of them, as a camera would fill), the

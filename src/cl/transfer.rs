@@ -90,10 +90,10 @@ impl ClEngine {
         }
         let at = offset * std::mem::size_of::<T>();
         let bytes = std::mem::size_of_val(data);
-        if let Some(slot) = self
-            .staged_slot(bytes)
-            .filter(|_| !self.is_pinned(data.as_ptr() as *const u8, bytes))
-        {
+        if let Some(slot) = self.staged_slot(bytes) {
+            if self.is_pinned(data.as_ptr() as *const u8, bytes) {
+                return self.transfer_pinned(buf.get(), at, data.as_ptr() as *mut u8, bytes, true);
+            }
             return self.write_staged(buf.get(), at, bytemuck::cast_slice(data), slot);
         }
         // SAFETY: blocking, so `data` outlives the transfer; the range is inside the buffer.
@@ -103,6 +103,58 @@ impl ClEngine {
         }
         .map(|_| ())
         .map_err(|e| Error::cl("clEnqueueWriteBuffer", e.0))
+    }
+
+    /// Moves `bytes` between pinned host memory at `host` and byte `at` of `buf` (a write if
+    /// `write`), enqueued without blocking and then waited for on its event: NVIDIA's driver
+    /// let no other queue's transfer run during a blocking call, so frames in flight in other
+    /// lanes did not overlap.
+    fn transfer_pinned(
+        &self,
+        buf: cl_mem,
+        at: usize,
+        host: *mut u8,
+        bytes: usize,
+        write: bool,
+    ) -> Result<()> {
+        let mut drain = self.queue_drain();
+        drain.armed = true;
+        let q = self.queue().get();
+        // SAFETY: `host` holds `bytes` bytes of pinned memory the caller borrows for this call,
+        // which waits for the transfer (or `drain` does, on an error path); the range is inside
+        // `buf` (the callers' sizes).
+        let event = unsafe {
+            if write {
+                cl3::command_queue::enqueue_write_buffer(
+                    q,
+                    buf,
+                    0,
+                    at,
+                    bytes,
+                    host as *const std::ffi::c_void,
+                    0,
+                    std::ptr::null(),
+                )
+                .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))
+            } else {
+                cl3::command_queue::enqueue_read_buffer(
+                    q,
+                    buf,
+                    0,
+                    at,
+                    bytes,
+                    host as *mut std::ffi::c_void,
+                    0,
+                    std::ptr::null(),
+                )
+                .map_err(|e| Error::cl("clEnqueueReadBuffer", e))
+            }
+        }?;
+        Event::new(event)
+            .wait()
+            .map_err(|e| Error::cl("clWaitForEvents", e.0))?;
+        drain.armed = false;
+        Ok(())
     }
 
     /// The slot size a transfer of `bytes` is staged through, if it is: where staging is on,
@@ -270,10 +322,16 @@ impl ClEngine {
         }
         let at = offset * std::mem::size_of::<T>();
         let bytes = std::mem::size_of_val(out);
-        if let Some(slot) = self
-            .staged_slot(bytes)
-            .filter(|_| !self.is_pinned(out.as_ptr() as *const u8, bytes))
-        {
+        if let Some(slot) = self.staged_slot(bytes) {
+            if self.is_pinned(out.as_ptr() as *const u8, bytes) {
+                return self.transfer_pinned(
+                    buf.get(),
+                    at,
+                    out.as_mut_ptr() as *mut u8,
+                    bytes,
+                    false,
+                );
+            }
             return self.read_staged(buf.get(), at, bytemuck::cast_slice_mut(out), slot);
         }
         // SAFETY: blocking, so `out` outlives the transfer; the range is inside the buffer.
