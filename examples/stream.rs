@@ -31,6 +31,12 @@ struct Cli {
     /// Runs of each row (the table shows the median).
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Leave out the pool of every device (no CPU device's engine in the process).
+    #[arg(long)]
+    no_pool: bool,
+    /// Only the jobs whose name contains this (`brightest`, `blur`).
+    #[arg(long, default_value = "")]
+    only: String,
 }
 
 /// A job on a frame in pinned memory.
@@ -99,7 +105,10 @@ fn main() -> clpix::Result<()> {
         std::env::set_var("CLPIX_BACKEND", "opencl");
     }
     let engine = Engine::new()?;
-    let everything = EnginePool::with_devices(&clpix::devices().unwrap_or_default()).ok();
+    let everything = match cli.no_pool {
+        true => None,
+        false => EnginePool::with_devices(&clpix::devices().unwrap_or_default()).ok(),
+    };
     let bytes = cli.size as f64 * cli.size as f64 * 4.0 * cli.frames as f64;
     println!("engine: {}", engine.backend());
     if let Some(p) = &everything {
@@ -120,6 +129,9 @@ fn main() -> clpix::Result<()> {
         ("brightest", brightest as Job),
         ("blur w=8 + download", blur8 as Job),
     ] {
+        if !name.contains(&cli.only) {
+            continue;
+        }
         let (ms, want) = time(cli.runs, || {
             frames.iter().map(|f| job(&engine, f)).collect()
         });
@@ -246,6 +258,9 @@ fn pinned_rows(
         ("blur w=8, pinned in and out", &blur_pinned),
     ];
     for (name, job) in jobs {
+        if !name.contains(&cli.only) {
+            continue;
+        }
         let (ms, want) = time(cli.runs, || frames.iter().map(|f| job(engine, f)).collect());
         let row = |mode: &str, ms: f64, same: bool| {
             println!(
