@@ -30,13 +30,14 @@
 //!   (program variant 1, where it builds; `CLPIX_COMPACT_RELOCATE=group|warp` forces one) each
 //!   warp counts and relocates its own segment, ranking with warp ballots in inline PTX, without
 //!   work-group barriers. A segment or group that keeps nothing writes nothing and returns.
-//! - **Opt-in single pass** (`CLPIX_COMPACT_RELOCATE=lookback`, needs
-//!   `cl_khr_int64_base_atomics`): work-group t ranks and stages the kept pixels of tile t,
+//! - **Single pass** (the default where the warp kernels build and the device has
+//!   `cl_khr_int64_base_atomics`; `CLPIX_COMPACT_RELOCATE=lookback` forces it): work-group t ranks and stages the kept pixels of tile t,
 //!   publishes their count, finds its offset by a decoupled look-back over its predecessors'
 //!   words *with fallback* (a predecessor silent after 32 re-reads is counted by the group
 //!   itself, so no group ever waits on another and no forward progress is assumed), publishes
 //!   its inclusive prefix and writes; each word carries the launch's epoch, so words are never
-//!   cleared. Not the default: issue 4 asks for a reduce-then-scan by default.
+//!   cleared. Issue 30 made it the default where it builds: no group waits on another, so
+//!   nothing depends on forward progress between work-groups.
 //! - **Sorted, on a GPU**: two stable LSD radix passes of 5 bits of the bin `1023 - L` (pass 1
 //!   reads the image and keeps, pass 2 reads pass 1's output): per pass a digit histogram per
 //!   group, one kernel scanning the `digits × groups` counts, and a scatter that ranks each tile
