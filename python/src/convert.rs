@@ -13,7 +13,6 @@ use numpy::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyDict;
 
 /// Where an input image's pixels are: in the caller's array (`stride` bytes between row
 /// starts), or in a packed copy.
@@ -206,9 +205,9 @@ pub(crate) fn image_out<T: Element>(
     PyArray1::from_vec(py, data).reshape([height as usize, width as usize, 4])
 }
 
-/// Bytes of one record in [`hits_out`]: x (u32), y (u32), luminance (u16), rgba (4 × u8), and
-/// two bytes of padding, as clpix's `PixelHit`.
-pub(crate) const HIT_BYTES: usize = 16;
+/// Bytes of one record in [`hits_out`]: x (u32), y (u32), luminance (u16), rgba (4 × u8),
+/// packed (NumPy's canonical layout for these fields: concatenating record arrays keeps it).
+pub(crate) const HIT_BYTES: usize = 14;
 
 /// The records' bytes, little-endian, [`HIT_BYTES`] each (built without the GIL).
 pub(crate) fn hit_bytes(hits: &[PixelHit]) -> Vec<u8> {
@@ -218,7 +217,6 @@ pub(crate) fn hit_bytes(hits: &[PixelHit]) -> Vec<u8> {
         out.extend_from_slice(&h.y.to_le_bytes());
         out.extend_from_slice(&h.luminance.to_le_bytes());
         out.extend_from_slice(&h.rgba);
-        out.extend_from_slice(&[0, 0]);
     }
     out
 }
@@ -226,25 +224,18 @@ pub(crate) fn hit_bytes(hits: &[PixelHit]) -> Vec<u8> {
 static HIT_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The structured dtype of pixel records: fields `x`, `y` (`<u4`), `luminance` (`<u2`) and
-/// `rgba` (`4 × u1`), 16 bytes a record.
+/// `rgba` (`4 × u1`), packed, 14 bytes a record.
 pub(crate) fn hit_dtype(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     let dtype = HIT_DTYPE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        let spec = PyDict::new(py);
-        spec.set_item("names", ["x", "y", "luminance", "rgba"])?;
-        let formats: Vec<Bound<'_, PyAny>> = vec![
-            "<u4".into_pyobject(py)?.into_any(),
-            "<u4".into_pyobject(py)?.into_any(),
-            "<u2".into_pyobject(py)?.into_any(),
-            ("u1", (4,)).into_pyobject(py)?.into_any(),
+        let fields: Vec<Bound<'_, PyAny>> = vec![
+            ("x", "<u4").into_pyobject(py)?.into_any(),
+            ("y", "<u4").into_pyobject(py)?.into_any(),
+            ("luminance", "<u2").into_pyobject(py)?.into_any(),
+            ("rgba", "u1", (4,)).into_pyobject(py)?.into_any(),
         ];
-        spec.set_item("formats", formats)?;
-        spec.set_item("offsets", [0, 4, 8, 10])?;
-        spec.set_item("itemsize", HIT_BYTES)?;
-        Ok(py
-            .import("numpy")?
-            .getattr("dtype")?
-            .call1((spec,))?
-            .unbind())
+        let dtype = py.import("numpy")?.getattr("dtype")?.call1((fields,))?;
+        debug_assert_eq!(dtype.getattr("itemsize")?.extract::<usize>()?, HIT_BYTES);
+        Ok(dtype.unbind())
     })?;
     Ok(dtype.bind(py))
 }
