@@ -318,10 +318,8 @@ def compact_sorted(img: Any, threshold: int, *, backend: Optional[str] = None) -
     return _by_luminance(compact(img, threshold, backend=backend), img.shape[1], True)
 
 
-def _fill_block(records, y0, x0, h, w, width, sorted_):
+def _fill_block(records, y0, x0, h, w, width):
     """One chunk of the compacted image: pixel p (scan index) holds record p's RGBA."""
-    if sorted_:
-        records = _by_luminance(records, width, descending=True)
     out = np.zeros((h, w, 4), np.uint8)
     n = len(records)
     first = y0 * width
@@ -344,14 +342,14 @@ def compacted_image(
         return da.zeros(img.shape, dtype=np.uint8, chunks=img.chunks)
     records = _compact_delayed(img, threshold, backend)
     width = img.shape[1]
+    if order == "luminance":
+        records = delayed(_by_luminance, pure=True)(records, width, True)
     ys, xs = _offsets(img.chunks[0]), _offsets(img.chunks[1])
     rows = []
     for y0, h in zip(ys, img.chunks[0]):
         row = []
         for x0, w in zip(xs, img.chunks[1]):
-            block = delayed(_fill_block, pure=True)(
-                records, y0, x0, h, w, width, order == "luminance"
-            )
+            block = delayed(_fill_block, pure=True)(records, y0, x0, h, w, width)
             row.append(da.from_delayed(block, (h, w, 4), np.uint8))
         rows.append(row)
     # One list level per axis: rows (H), chunks of a row (W), the single channel chunk.

@@ -14,7 +14,7 @@ import dask  # noqa: E402
 
 import clpix  # noqa: E402
 import clpix.dask as cd  # noqa: E402
-from conftest import REQUIRE_OPENCL, opencl_engine  # noqa: E402
+from conftest import opencl_engine  # noqa: E402
 from images import few_values, random_image, scene  # noqa: E402
 
 BORDERS = ["clamp", "reflect", "wrap", "zero"]
