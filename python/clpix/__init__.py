@@ -1,0 +1,143 @@
+"""clpix: exact image reductions, histograms, compaction and Gaussian blur on OpenCL or the CPU.
+
+Images are NumPy arrays of shape ``(H, W, 4)`` and dtype ``uint8`` (RGBA8; ``float32`` for
+the f32 blur), of any strides: a C-contiguous array, or one whose rows are padded or cut
+from a wider array, is read in place. Every backend gives the same results, bit for bit
+(see the specification, ``docs/SPEC.md`` of the clpix repository).
+
+>>> import numpy as np, clpix
+>>> engine = clpix.Engine()            # the best GPU, else the CPU (rayon)
+>>> img = np.zeros((480, 640, 4), np.uint8); img[10, 20] = 255
+>>> engine.brightest(img)
+Hit(x=20, y=10, luminance=1023, rgba=(255, 255, 255, 255))
+
+The module-level functions (``clpix.brightest(img)`` …) run on :func:`default_engine`, one
+engine a process made on first use. ``clpix.dask`` runs the same operations on Dask arrays.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+import numpy as np
+
+from ._clpix import (
+    HIT_DTYPE,
+    MAX_LUMINANCE,
+    MAX_RADIUS,
+    ClpixError,
+    Device,
+    Engine,
+    Hit,
+    LuminanceStats,
+    _time_rust,
+    devices,
+    luminance,
+)
+
+__all__ = [
+    "HIT_DTYPE",
+    "MAX_LUMINANCE",
+    "MAX_RADIUS",
+    "ClpixError",
+    "Device",
+    "Engine",
+    "Hit",
+    "LuminanceStats",
+    "brightest",
+    "brightest_k",
+    "compact",
+    "compact_sorted",
+    "compacted_image",
+    "darkest",
+    "darkest_k",
+    "default_engine",
+    "devices",
+    "exclusive_scan",
+    "gaussian_blur",
+    "histogram_luminance",
+    "histogram_rgba",
+    "luminance",
+    "luminance_stats",
+]
+
+__version__ = "0.1.0"
+
+_default: Optional[Engine] = None
+_default_lock = threading.Lock()
+
+
+def default_engine() -> Engine:
+    """The process's default engine, made on first use with ``Engine()`` (automatic choice,
+    honouring ``CLPIX_BACKEND`` and ``CLPIX_DEVICE``) and kept for the life of the process."""
+    global _default
+    engine = _default
+    if engine is None:
+        with _default_lock:
+            if _default is None:
+                _default = Engine()
+            engine = _default
+    return engine
+
+
+def brightest(img: np.ndarray) -> Hit:
+    """The brightest pixel of an RGBA8 image on the default engine (see ``Engine.brightest``)."""
+    return default_engine().brightest(img)
+
+
+def darkest(img: np.ndarray) -> Hit:
+    """The darkest pixel of an RGBA8 image on the default engine (see ``Engine.darkest``)."""
+    return default_engine().darkest(img)
+
+
+def luminance_stats(img: np.ndarray) -> LuminanceStats:
+    """Luminance sum, count, mean, min and max on the default engine."""
+    return default_engine().luminance_stats(img)
+
+
+def brightest_k(img: np.ndarray, k: int, min_distance: float = 0.0) -> np.ndarray:
+    """The k brightest pixels at least ``min_distance`` apart, on the default engine."""
+    return default_engine().brightest_k(img, k, min_distance)
+
+
+def darkest_k(img: np.ndarray, k: int, min_distance: float = 0.0) -> np.ndarray:
+    """The k darkest pixels at least ``min_distance`` apart, on the default engine."""
+    return default_engine().darkest_k(img, k, min_distance)
+
+
+def histogram_rgba(img: np.ndarray) -> np.ndarray:
+    """The ``(4, 256)`` uint32 channel histogram, on the default engine."""
+    return default_engine().histogram_rgba(img)
+
+
+def histogram_luminance(img: np.ndarray) -> np.ndarray:
+    """The ``(1024,)`` uint32 luminance histogram, on the default engine."""
+    return default_engine().histogram_luminance(img)
+
+
+def compact(img: np.ndarray, threshold: int) -> np.ndarray:
+    """The pixels with luminance above ``threshold`` in scan order, on the default engine."""
+    return default_engine().compact(img, threshold)
+
+
+def compact_sorted(img: np.ndarray, threshold: int) -> np.ndarray:
+    """The pixels with luminance above ``threshold``, brightest first, on the default engine."""
+    return default_engine().compact_sorted(img, threshold)
+
+
+def compacted_image(img: np.ndarray, threshold: int, order: str = "scan") -> np.ndarray:
+    """The kept pixels packed at the start of an image, on the default engine."""
+    return default_engine().compacted_image(img, threshold, order)
+
+
+def gaussian_blur(
+    img: np.ndarray, radius: int, sigma: Optional[float] = None, border: str = "clamp"
+) -> np.ndarray:
+    """Separable Gaussian blur (uint8 or float32 RGBA), on the default engine."""
+    return default_engine().gaussian_blur(img, radius, sigma, border)
+
+
+def exclusive_scan(values: np.ndarray) -> np.ndarray:
+    """Exclusive prefix sum of a 1-D uint32 array (wrapping), on the default engine."""
+    return default_engine().exclusive_scan(values)

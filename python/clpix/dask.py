@@ -1,0 +1,589 @@
+"""clpix on Dask arrays: the same operations on an ``(H, W, 4)`` image chunked in H and W,
+bit for bit equal to the single-image call.
+
+- :func:`gaussian_blur` and :func:`luminance` return Dask arrays (lazy); the blur runs
+  ``map_overlap`` with a depth of ``radius`` pixels on the axes that have several chunks.
+- :func:`brightest`, :func:`darkest`, :func:`luminance_stats`, :func:`histogram_rgba`,
+  :func:`histogram_luminance`, :func:`compact`, :func:`compact_sorted`, :func:`brightest_k` and
+  :func:`darkest_k` compute per-chunk partials on the workers and combine them in a tree
+  (global coordinates, ties to the smallest scan index ``y * W + x``); they compute at once
+  with the current scheduler (a ``distributed.Client`` if one is active) and return what the
+  single-image call returns.
+- :func:`compacted_image` returns a Dask array whose chunks are filled from the compaction.
+- :func:`exclusive_scan` scans a 1-D ``uint32`` Dask array (lazy).
+
+Each worker process makes one engine on first use and keeps it: ``clpix.default_engine()``
+(the best device, honouring ``CLPIX_BACKEND`` and ``CLPIX_DEVICE`` on the worker), or, with
+``backend="cpu"`` / ``"opencl"`` / ``"auto"``, one engine of that kind a process.
+
+>>> import dask.array as da, numpy as np, clpix.dask
+>>> img = da.from_array(np.zeros((4096, 4096, 4), np.uint8), chunks=(1024, 1024, 4))
+>>> blurred = clpix.dask.gaussian_blur(img, 8, border="reflect")   # lazy
+>>> clpix.dask.brightest(img)                                       # computed
+Hit(x=0, y=0, luminance=0, rgba=(0, 0, 0, 0))
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import dask
+import dask.array as da
+import numpy as np
+from dask.delayed import Delayed, delayed
+
+import clpix
+
+__all__ = [
+    "brightest",
+    "brightest_k",
+    "compact",
+    "compact_sorted",
+    "compacted_image",
+    "darkest",
+    "darkest_k",
+    "engine",
+    "exclusive_scan",
+    "gaussian_blur",
+    "histogram_luminance",
+    "histogram_rgba",
+    "luminance",
+    "luminance_stats",
+]
+
+# How many partials one combine task takes.
+SPLIT_EVERY = 8
+_U32_MAX = 2**32 - 1
+
+_engines: Dict[str, clpix.Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def engine(backend: Optional[str] = None) -> clpix.Engine:
+    """This process's engine: ``clpix.default_engine()`` for ``backend=None``, else one engine
+    of that backend (``"auto"``, ``"cpu"`` or ``"opencl"``), made on first use and kept."""
+    if backend is None:
+        return clpix.default_engine()
+    e = _engines.get(backend)
+    if e is None:
+        with _engines_lock:
+            e = _engines.get(backend)
+            if e is None:
+                e = clpix.Engine(backend)
+                _engines[backend] = e
+    return e
+
+
+# --- inputs -------------------------------------------------------------------------------
+
+
+def _as_image(img: Any, dtypes: Sequence[Any] = (np.uint8,)) -> da.Array:
+    """``img`` as a Dask array of shape (H, W, 4), one chunk across the channels."""
+    if not isinstance(img, da.Array):
+        if not isinstance(img, np.ndarray):
+            raise TypeError(
+                "expected a dask.array.Array (or numpy.ndarray) of shape (H, W, 4); "
+                f"got {type(img).__name__}"
+            )
+        img = da.from_array(img, chunks=img.shape or ())
+    names = " or ".join(np.dtype(d).name for d in dtypes)
+    if img.ndim != 3 or img.shape[2] != 4:
+        raise ValueError(
+            f"expected an image of shape (H, W, 4) and dtype {names}; "
+            f"got an array of shape {img.shape}"
+        )
+    if img.dtype not in [np.dtype(d) for d in dtypes]:
+        raise TypeError(
+            f"expected an image of shape (H, W, 4) and dtype {names}; got dtype {img.dtype}"
+        )
+    if any(math.isnan(c) for axis in img.chunks for c in axis):
+        raise ValueError("the image's chunk sizes are unknown: call compute_chunk_sizes() first")
+    h, w = img.shape[:2]
+    if h * w > _U32_MAX:
+        raise ValueError(
+            f"image of {w}×{h} pixels is too large: more than u32::MAX pixels "
+            "(indices and counters are u32)"
+        )
+    if len(img.chunks[2]) != 1:
+        img = img.rechunk({2: 4})
+    return img
+
+
+def _empty(img: da.Array) -> np.ndarray:
+    """A NumPy image of ``img``'s shape, for one that has no pixels (no data to compute)."""
+    return np.zeros(img.shape, img.dtype)
+
+
+def _probe() -> np.ndarray:
+    """A 1×1 image on which the local engine checks parameters with clpix's own messages."""
+    return np.zeros((1, 1, 4), np.uint8)
+
+
+def _offsets(chunks: Tuple[int, ...]) -> List[int]:
+    return [int(v) for v in np.cumsum((0,) + tuple(chunks))[:-1]]
+
+
+def _blocks(img: da.Array) -> List[Tuple[Delayed, int, int, int, int]]:
+    """Every chunk as (delayed block, first row, first column, rows, columns), in chunk-row
+    order."""
+    blocks = img.to_delayed()
+    ys, xs = _offsets(img.chunks[0]), _offsets(img.chunks[1])
+    return [
+        (blocks[i, j, 0], y0, x0, h, w)
+        for i, (y0, h) in enumerate(zip(ys, img.chunks[0]))
+        for j, (x0, w) in enumerate(zip(xs, img.chunks[1]))
+    ]
+
+
+def _tree(parts: List[Any], combine: Callable[..., Any]) -> Any:
+    """Combines partials in a tree of ``SPLIT_EVERY``-way combine tasks."""
+    while len(parts) > 1:
+        parts = [
+            delayed(combine, pure=True)(*parts[i : i + SPLIT_EVERY])
+            for i in range(0, len(parts), SPLIT_EVERY)
+        ]
+    return parts[0]
+
+
+def _reduce(img: da.Array, part: Callable[..., Any], combine: Callable[..., Any], *args: Any):
+    """Computes ``part(block, y0, x0, width, *args)`` on every chunk and combines the results."""
+    w = img.shape[1]
+    parts = [
+        delayed(part, pure=True)(b, y0, x0, w, *args) for b, y0, x0, _, _ in _blocks(img)
+    ]
+    return _tree(parts, combine)
+
+
+# --- brightest, darkest, statistics, histograms -------------------------------------------
+
+
+def _extreme_part(block, y0, x0, width, darkest, backend):
+    if block.size == 0:
+        return None
+    e = engine(backend)
+    h = e.darkest(block) if darkest else e.brightest(block)
+    return (h.luminance, (y0 + h.y) * width + (x0 + h.x), h.rgba)
+
+
+def _brightest_of(*parts):
+    # Largest luminance, then the smallest scan index.
+    found = [p for p in parts if p is not None]
+    return max(found, key=lambda p: (p[0], -p[1])) if found else None
+
+
+def _darkest_of(*parts):
+    found = [p for p in parts if p is not None]
+    return min(found, key=lambda p: (p[0], p[1])) if found else None
+
+
+def _extreme(img: Any, darkest: bool, backend: Optional[str]) -> clpix.Hit:
+    img = _as_image(img)
+    if img.size == 0:
+        e = engine(backend)
+        return e.darkest(_empty(img)) if darkest else e.brightest(_empty(img))
+    combine = _darkest_of if darkest else _brightest_of
+    lum, index, rgba = dask.compute(_reduce(img, _extreme_part, combine, darkest, backend))[0]
+    w = img.shape[1]
+    return clpix.Hit(index % w, index // w, lum, rgba)
+
+
+def brightest(img: Any, *, backend: Optional[str] = None) -> clpix.Hit:
+    """The brightest pixel (largest luminance; ties: the smallest scan index), as
+    ``clpix.brightest`` on the whole image."""
+    return _extreme(img, False, backend)
+
+
+def darkest(img: Any, *, backend: Optional[str] = None) -> clpix.Hit:
+    """The darkest pixel (smallest luminance; ties: the smallest scan index)."""
+    return _extreme(img, True, backend)
+
+
+def _stats_part(block, y0, x0, width, backend):
+    if block.size == 0:
+        return None
+    s = engine(backend).luminance_stats(block)
+    return (s.sum, s.count, s.min, s.max)
+
+
+def _stats_of(*parts):
+    found = [p for p in parts if p is not None]
+    if not found:
+        return None
+    return (
+        sum(p[0] for p in found),
+        sum(p[1] for p in found),
+        min(p[2] for p in found),
+        max(p[3] for p in found),
+    )
+
+
+def luminance_stats(img: Any, *, backend: Optional[str] = None) -> clpix.LuminanceStats:
+    """Sum (exact), count, mean (``sum / count`` in float64, as clpix), min and max of the
+    luminance."""
+    img = _as_image(img)
+    if img.size == 0:
+        return engine(backend).luminance_stats(_empty(img))
+    total, count, lo, hi = dask.compute(_reduce(img, _stats_part, _stats_of, backend))[0]
+    return clpix.LuminanceStats(total, count, lo, hi)
+
+
+def _hist_part(block, y0, x0, width, which, backend):
+    e = engine(backend)
+    h = e.histogram_rgba(block) if which == "rgba" else e.histogram_luminance(block)
+    return h.astype(np.uint64)
+
+
+def _sum_of(*parts):
+    return np.sum(parts, axis=0, dtype=np.uint64)
+
+
+def _histogram(img: Any, which: str, backend: Optional[str]) -> np.ndarray:
+    img = _as_image(img)
+    shape = (4, 256) if which == "rgba" else (1024,)
+    if img.size == 0:
+        return np.zeros(shape, np.uint32)
+    counts = dask.compute(_reduce(img, _hist_part, _sum_of, which, backend))[0]
+    # At most u32::MAX pixels (checked): every counter fits.
+    return counts.astype(np.uint32)
+
+
+def histogram_rgba(img: Any, *, backend: Optional[str] = None) -> np.ndarray:
+    """The ``(4, 256)`` uint32 histogram of R, G, B and A, summed over the chunks."""
+    return _histogram(img, "rgba", backend)
+
+
+def histogram_luminance(img: Any, *, backend: Optional[str] = None) -> np.ndarray:
+    """The ``(1024,)`` uint32 luminance histogram, summed over the chunks."""
+    return _histogram(img, "luminance", backend)
+
+
+# --- compaction ----------------------------------------------------------------------------
+
+
+def _global(records: np.ndarray, y0: int, x0: int) -> np.ndarray:
+    """Records of a chunk in the whole image's coordinates."""
+    records["x"] += np.uint32(x0)
+    records["y"] += np.uint32(y0)
+    return records
+
+
+def _scan_index(records: np.ndarray, width: int) -> np.ndarray:
+    return records["y"].astype(np.uint64) * np.uint64(width) + records["x"].astype(np.uint64)
+
+
+def _compact_part(block, y0, x0, width, threshold, backend):
+    if block.size == 0:
+        return np.zeros(0, clpix.HIT_DTYPE)
+    return _global(engine(backend).compact(block, threshold), y0, x0)
+
+
+def _scan_order_of(width):
+    def combine(*parts):
+        records = np.concatenate(parts)
+        # Scan indices are unique: the sort is exact whatever the order of the parts.
+        return records[np.argsort(_scan_index(records, width), kind="stable")]
+
+    return combine
+
+
+def _by_luminance(records: np.ndarray, width: int, descending: bool) -> np.ndarray:
+    """Records by luminance (descending or ascending), ties by scan index."""
+    lum = records["luminance"].astype(np.int64)
+    return records[np.lexsort((_scan_index(records, width), -lum if descending else lum))]
+
+
+def _check_threshold(threshold: int, backend: Optional[str]) -> None:
+    engine(backend).compact(_probe(), threshold)  # clpix's own error for a bad threshold
+
+
+def _compact_delayed(img: da.Array, threshold: int, backend: Optional[str]) -> Delayed:
+    return _reduce(img, _compact_part, _scan_order_of(img.shape[1]), threshold, backend)
+
+
+def compact(img: Any, threshold: int, *, backend: Optional[str] = None) -> np.ndarray:
+    """The pixels with luminance above ``threshold`` in scan order across all chunks: a
+    structured array of ``clpix.HIT_DTYPE`` (x, y, luminance, rgba), as ``clpix.compact``."""
+    img = _as_image(img)
+    _check_threshold(threshold, backend)
+    if img.size == 0:
+        return np.zeros(0, clpix.HIT_DTYPE)
+    return dask.compute(_compact_delayed(img, threshold, backend))[0]
+
+
+def compact_sorted(img: Any, threshold: int, *, backend: Optional[str] = None) -> np.ndarray:
+    """As :func:`compact`, by luminance descending, ties in scan order (a stable sort)."""
+    img = _as_image(img)
+    return _by_luminance(compact(img, threshold, backend=backend), img.shape[1], True)
+
+
+def _fill_block(records, y0, x0, h, w, width):
+    """One chunk of the compacted image: pixel p (scan index) holds record p's RGBA."""
+    out = np.zeros((h, w, 4), np.uint8)
+    n = len(records)
+    first = y0 * width
+    for r in range(h):
+        start = first + r * width + x0
+        stop = min(start + w, n)
+        if stop > start:
+            out[r, : stop - start] = records["rgba"][start:stop]
+    return out
+
+
+def compacted_image(
+    img: Any, threshold: int, order: str = "scan", *, backend: Optional[str] = None
+) -> da.Array:
+    """A Dask array of the image's shape and chunks whose first n pixels in scan order are the
+    n kept pixels (in ``order``: ``"scan"`` or ``"luminance"``), the rest (0, 0, 0, 0)."""
+    img = _as_image(img)
+    engine(backend).compacted_image(_probe(), threshold, order)  # clpix's checks
+    if img.size == 0:
+        return da.zeros(img.shape, dtype=np.uint8, chunks=img.chunks)
+    records = _compact_delayed(img, threshold, backend)
+    width = img.shape[1]
+    if order == "luminance":
+        records = delayed(_by_luminance, pure=True)(records, width, True)
+    ys, xs = _offsets(img.chunks[0]), _offsets(img.chunks[1])
+    rows = []
+    for y0, h in zip(ys, img.chunks[0]):
+        row = []
+        for x0, w in zip(xs, img.chunks[1]):
+            block = delayed(_fill_block, pure=True)(records, y0, x0, h, w, width)
+            row.append(da.from_delayed(block, (h, w, 4), np.uint8))
+        rows.append(row)
+    # One list level per axis: rows (H), chunks of a row (W), the single channel chunk.
+    return da.block([[[b] for b in row] for row in rows])
+
+
+# --- the k brightest / darkest ------------------------------------------------------------
+
+
+def _min_sq(min_distance: float) -> float:
+    """``min_distance²`` as clpix compares it: the distance rounded to f32, squared in f64."""
+    d = float(np.float32(min_distance))
+    return d * d
+
+
+def _neighbours(min_sq: float, height: int, width: int) -> Optional[int]:
+    """At most how many other pixels one taken pixel can exclude: the nonzero offsets
+    (dx, dy) within the image with ``dx² + dy² < min_distance²``; None when every two pixels
+    of the image are closer than that (only one pixel can be taken)."""
+    if (height - 1) ** 2 + (width - 1) ** 2 < min_sq:
+        return None
+    reach = math.isqrt(int(min_sq)) + 1  # |dx|, |dy| below this
+    if min_sq > 2.0**52 or min(reach, width) > 10**7:
+        return height * width  # a bound that keeps every candidate (exact, only heavier)
+    dx = np.arange(min(reach, width), dtype=np.float64)
+    # Integers below 2^53: squares and sums are exact in float64, as clpix compares them.
+    dy = np.floor(np.sqrt(np.maximum(min_sq - dx * dx, 0.0)))
+    while True:
+        over = (dy >= 0) & (dx * dx + dy * dy >= min_sq)
+        if not over.any():
+            break
+        dy[over] -= 1
+    while True:
+        under = dx * dx + (dy + 1) ** 2 < min_sq
+        if not under.any():
+            break
+        dy[under] += 1
+    dy = np.minimum(dy, height - 1)
+    per_column = np.where(dy >= 0, 2 * dy + 1, 0)
+    per_column[1:] *= 2  # dx and -dx
+    return int(per_column.sum()) - 1
+
+
+def _candidates_part(block, y0, x0, width, m, darkest, backend):
+    if block.size == 0 or m == 0:
+        return np.zeros(0, clpix.HIT_DTYPE)
+    e = engine(backend)
+    top = e.darkest_k(block, m, 0.0) if darkest else e.brightest_k(block, m, 0.0)
+    return _global(top, y0, x0)
+
+
+def _greedy(candidates: np.ndarray, k: int, min_sq: float) -> np.ndarray:
+    """clpix's greedy selection over candidates in order: each is taken when
+    ``dx² + dy² ≥ min_distance²`` (f64) for every pixel taken before it."""
+    xs = candidates["x"].astype(np.float64)
+    ys = candidates["y"].astype(np.float64)
+    alive = np.ones(len(candidates), bool)
+    taken: List[int] = []
+    i = 0
+    while len(taken) < k:
+        rest = np.flatnonzero(alive[i:])
+        if len(rest) == 0:
+            break
+        i += int(rest[0])
+        taken.append(i)
+        if min_sq > 0.0:
+            dx = np.abs(xs[i + 1 :] - xs[i])
+            dy = np.abs(ys[i + 1 :] - ys[i])
+            alive[i + 1 :] &= dx * dx + dy * dy >= min_sq
+        i += 1
+    return candidates[np.asarray(taken, dtype=np.intp)]
+
+
+def _select(img: Any, k: int, min_distance: float, darkest: bool, backend: Optional[str]):
+    img = _as_image(img)
+    e = engine(backend)
+    # clpix's own checks (k, min_distance) on a 1×1 image.
+    (e.darkest_k if darkest else e.brightest_k)(_probe(), k, min_distance)
+    if img.size == 0 or k == 0:
+        return np.zeros(0, clpix.HIT_DTYPE)
+    min_sq = _min_sq(min_distance)
+    height, width = img.shape[:2]
+    n = _neighbours(min_sq, height, width) if min_sq > 0.0 else 0
+    # The greedy pass takes k pixels within the first k·(n + 1) candidates of the whole
+    # image (each taken pixel excludes at most n others), or runs out of pixels; each chunk's
+    # first k·(n + 1) candidates hold every one of them that lies in that chunk.
+    m = 1 if n is None else min(k * (n + 1), height * width)
+    parts = [
+        delayed(_candidates_part, pure=True)(b, y0, x0, width, min(m, h * w), darkest, backend)
+        for b, y0, x0, h, w in _blocks(img)
+    ]
+    merged = dask.compute(_tree(parts, _concat))[0]
+    ordered = _by_luminance(merged, width, descending=not darkest)[:m]
+    return _greedy(ordered, k, min_sq)
+
+
+def _concat(*parts):
+    return np.concatenate(parts)
+
+
+def brightest_k(
+    img: Any, k: int, min_distance: float = 0.0, *, backend: Optional[str] = None
+) -> np.ndarray:
+    """The k brightest pixels at least ``min_distance`` apart, exactly as
+    ``clpix.brightest_k`` on the whole image: each chunk sends its first k·(n + 1) candidates
+    (n: the pixels one taken pixel can exclude), enough for the greedy selection, which runs
+    on the client. Large distances make many candidates."""
+    return _select(img, k, min_distance, False, backend)
+
+
+def darkest_k(
+    img: Any, k: int, min_distance: float = 0.0, *, backend: Optional[str] = None
+) -> np.ndarray:
+    """The k darkest pixels at least ``min_distance`` apart (see :func:`brightest_k`)."""
+    return _select(img, k, min_distance, True, backend)
+
+
+# --- blur and luminance (lazy) --------------------------------------------------------------
+
+
+def _at_least(chunks: Tuple[int, ...], m: int) -> Tuple[int, ...]:
+    """Chunks merged with their neighbours until each has at least ``m`` elements."""
+    out: List[int] = []
+    for c in chunks:
+        if out and out[-1] < m:
+            out[-1] += c
+        else:
+            out.append(c)
+    if len(out) > 1 and out[-1] < m:
+        last = out.pop()
+        out[-1] += last
+    return tuple(out)
+
+
+def _blur_block(block, radius, sigma, border, backend):
+    return engine(backend).gaussian_blur(block, radius, sigma, border)
+
+
+def gaussian_blur(
+    img: Any,
+    radius: int,
+    sigma: Optional[float] = None,
+    border: str = "clamp",
+    *,
+    backend: Optional[str] = None,
+) -> da.Array:
+    """The separable Gaussian blur of a uint8 or float32 image (lazy), equal bit for bit to
+    ``clpix.gaussian_blur`` on the whole image.
+
+    Chunks overlap by ``radius`` pixels (``map_overlap``) along each axis cut into several
+    chunks (merged first where a chunk is narrower than ``radius``). At the image's edges the
+    border mode is clpix's own, applied by each edge chunk: Dask's ``boundary="none"`` for
+    clamp, reflect and zero (the edge chunk with its overlap reaches at least ``radius``
+    pixels inward, so clpix's mirror lands on the same pixels as on the whole image; Dask's
+    ``"reflect"`` repeats the edge pixel, which is NumPy's ``"symmetric"``, not clpix's
+    reflect), and ``"periodic"`` for wrap.
+    """
+    img = _as_image(img, (np.uint8, np.float32))
+    probe = _probe() if img.dtype == np.uint8 else _probe().astype(np.float32)
+    engine(backend).gaussian_blur(probe, radius, sigma, border)  # clpix's own checks
+    if img.size == 0:
+        return da.zeros(img.shape, dtype=img.dtype, chunks=img.chunks)
+    depth: Dict[int, int] = {0: 0, 1: 0, 2: 0}
+    chunks = list(img.chunks)
+    for axis in (0, 1):
+        if radius > 0 and len(chunks[axis]) > 1:
+            chunks[axis] = _at_least(chunks[axis], radius)
+            if len(chunks[axis]) > 1:
+                depth[axis] = radius
+    if tuple(chunks) != img.chunks:
+        img = img.rechunk(tuple(chunks))
+    edge = "periodic" if border == "wrap" else "none"
+    boundary = {0: edge, 1: edge, 2: "none"}
+    return da.map_overlap(
+        _blur_block,
+        img,
+        depth=depth,
+        boundary=boundary,
+        trim=True,
+        dtype=img.dtype,
+        meta=np.empty((0, 0, 0), img.dtype),
+        radius=radius,
+        sigma=sigma,
+        border=border,
+        backend=backend,
+    )
+
+
+def luminance(img: Any) -> da.Array:
+    """The luminance of every pixel (lazy): an ``(H, W)`` uint16 Dask array."""
+    img = _as_image(img)
+    return da.map_blocks(
+        clpix.luminance,
+        img,
+        drop_axis=2,
+        dtype=np.uint16,
+        meta=np.empty((0, 0), np.uint16),
+    )
+
+
+# --- exclusive scan -------------------------------------------------------------------------
+
+
+def _sum32(block) -> int:
+    return int(np.sum(block, dtype=np.uint64)) & _U32_MAX
+
+
+def _starts(*sums) -> List[int]:
+    out, total = [], 0
+    for s in sums:
+        out.append(total)
+        total = (total + s) & _U32_MAX
+    return out
+
+
+def _scan_block(block, starts, i, backend):
+    return engine(backend).exclusive_scan(block) + np.uint32(starts[i])
+
+
+def exclusive_scan(values: Any, *, backend: Optional[str] = None) -> da.Array:
+    """Exclusive prefix sum of a 1-D uint32 Dask array (wrapping), lazy: each chunk is scanned
+    by clpix from the wrapped total of the chunks before it."""
+    if isinstance(values, np.ndarray):
+        values = da.from_array(values, chunks=values.shape or ())
+    if not isinstance(values, da.Array):
+        raise TypeError(f"expected a 1-D dask array of dtype uint32; got {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"expected a 1-D array of dtype uint32; got shape {values.shape}")
+    if values.dtype != np.uint32:
+        raise TypeError(f"expected a 1-D array of dtype uint32; got dtype {values.dtype}")
+    blocks = values.to_delayed()
+    starts = delayed(_starts, pure=True)(*[delayed(_sum32, pure=True)(b) for b in blocks])
+    parts = [
+        da.from_delayed(delayed(_scan_block, pure=True)(b, starts, i, backend), (n,), np.uint32)
+        for i, (b, n) in enumerate(zip(blocks, values.chunks[0]))
+    ]
+    return da.concatenate(parts) if parts else da.zeros(0, dtype=np.uint32)

@@ -1,0 +1,246 @@
+//! NumPy arrays in and out: RGBA8 and RGBA f32 images of any strides, u32 arrays, and the
+//! structured arrays of pixel records.
+//!
+//! A C-contiguous RGBA8 image, or one whose rows are padded or cut from a wider array (pixels
+//! contiguous within rows, rows a positive number of bytes apart), is read in place through an
+//! [`ImageView`]; any other layout is copied into a packed buffer first.
+
+use crate::errors::{to_py, type_error, value_error};
+use clpix::{ImageView, PixelHit};
+use numpy::{
+    Element, PyArray1, PyArray3, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1,
+    PyReadonlyArray3, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+
+/// Where an input image's pixels are: in the caller's array (`stride` bytes between row
+/// starts), or in a packed copy.
+enum Pixels<'py> {
+    Borrowed {
+        array: PyReadonlyArray3<'py, u8>,
+        stride: usize,
+    },
+    Copied(Vec<u8>),
+}
+
+/// An RGBA8 input image (`H×W×4` `uint8`), borrowed where its layout allows.
+pub(crate) struct ImageU8<'py> {
+    pixels: Pixels<'py>,
+    width: u32,
+    height: u32,
+}
+
+impl ImageU8<'_> {
+    /// The pixels as clpix's view (no copy).
+    pub(crate) fn view(&self) -> PyResult<ImageView<'_>> {
+        match &self.pixels {
+            Pixels::Borrowed { array, stride } => {
+                let len = (self.height as usize - 1) * stride + self.width as usize * 4;
+                // SAFETY: the array is borrowed read-only for `self`'s life (numpy's borrow
+                // checker), its data starts at `data()`, and with h > 0 and w > 0 rows, pixel
+                // strides of 4 bytes and channel strides of 1 byte (checked in `image_u8`),
+                // its last byte lies (h - 1) * stride + 4w - 1 bytes after the first.
+                let bytes = unsafe { std::slice::from_raw_parts(array.data() as *const u8, len) };
+                ImageView::with_stride(bytes, self.width, self.height, *stride).map_err(to_py)
+            }
+            Pixels::Copied(bytes) => ImageView::new(bytes, self.width, self.height).map_err(to_py),
+        }
+    }
+
+    /// Width and height in pixels.
+    pub(crate) fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+}
+
+/// The untyped array behind `obj`, checked to be `H×W×4` of `T`, with its width and height.
+fn image_array<'a, 'py, T: Element>(
+    obj: &'a Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<(&'a Bound<'py, PyUntypedArray>, u32, u32)> {
+    let py = obj.py();
+    let expected = format!("an image of shape (H, W, 4) and dtype {what}");
+    let array = obj.cast::<PyUntypedArray>().map_err(|_| {
+        let name = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
+        type_error(format!("expected a numpy.ndarray, {expected}; got {name}"))
+    })?;
+    let shape = array.shape();
+    if shape.len() != 3 || shape[2] != 4 {
+        return Err(value_error(format!(
+            "expected {expected}; got an array of shape {shape:?}"
+        )));
+    }
+    if !array.dtype().is_equiv_to(&numpy::dtype::<T>(py)) {
+        return Err(type_error(format!(
+            "expected {expected}; got dtype {}",
+            array.dtype()
+        )));
+    }
+    let side = |n: usize| {
+        u32::try_from(n).map_err(|_| {
+            to_py(clpix::Error::ImageTooLarge {
+                width: shape[1] as u64,
+                height: shape[0] as u64,
+                reason: "a side above u32::MAX pixels",
+            })
+        })
+    };
+    Ok((array, side(shape[1])?, side(shape[0])?))
+}
+
+fn borrow_error(e: numpy::BorrowError) -> PyErr {
+    value_error(format!("the array cannot be read: {e}"))
+}
+
+/// Reads an `H×W×4` `uint8` image, in place where its layout allows.
+pub(crate) fn image_u8<'py>(obj: &Bound<'py, PyAny>) -> PyResult<ImageU8<'py>> {
+    let (array, width, height) = image_array::<u8>(obj, "uint8")?;
+    let typed = array.cast::<PyArray3<u8>>()?;
+    let readonly = typed.try_readonly().map_err(borrow_error)?;
+    let copied = |pixels: Pixels<'py>| {
+        Ok(ImageU8 {
+            pixels,
+            width,
+            height,
+        })
+    };
+    if width == 0 || height == 0 {
+        return copied(Pixels::Copied(Vec::new()));
+    }
+    let row = width as usize * 4;
+    let strides = typed.strides();
+    let stride = if typed.is_c_contiguous() {
+        Some(row)
+    } else if strides[1] == 4 && strides[2] == 1 {
+        usize::try_from(strides[0]).ok().filter(|&s| s >= row)
+    } else {
+        None
+    };
+    match stride {
+        Some(stride) => copied(Pixels::Borrowed {
+            array: readonly,
+            stride,
+        }),
+        None => {
+            let packed = readonly.as_array().iter().copied().collect();
+            copied(Pixels::Copied(packed))
+        }
+    }
+}
+
+/// Reads an `H×W×4` `float32` image into clpix's owned f32 image (one copy).
+pub(crate) fn image_f32(obj: &Bound<'_, PyAny>) -> PyResult<image::Rgba32FImage> {
+    let (array, width, height) = image_array::<f32>(obj, "float32")?;
+    let readonly = array
+        .cast::<PyArray3<f32>>()?
+        .try_readonly()
+        .map_err(borrow_error)?;
+    let data: Vec<f32> = match readonly.as_slice() {
+        Ok(s) => s.to_vec(),
+        Err(_) => readonly.as_array().iter().copied().collect(),
+    };
+    image::Rgba32FImage::from_raw(width, height, data)
+        .ok_or_else(|| value_error("the float32 image's size does not match its data".into()))
+}
+
+/// A 1-D `uint32` array, borrowed when contiguous, else copied.
+pub(crate) enum ArrayU32<'py> {
+    Borrowed(PyReadonlyArray1<'py, u32>),
+    Copied(Vec<u32>),
+}
+
+impl ArrayU32<'_> {
+    /// The elements in order.
+    pub(crate) fn as_slice(&self) -> &[u32] {
+        match self {
+            ArrayU32::Borrowed(a) => a.as_slice().unwrap_or(&[]),
+            ArrayU32::Copied(v) => v,
+        }
+    }
+}
+
+/// Reads a 1-D `uint32` array.
+pub(crate) fn array_u32<'py>(obj: &Bound<'py, PyAny>) -> PyResult<ArrayU32<'py>> {
+    let expected = "a 1-D array of dtype uint32";
+    let array = obj
+        .cast::<PyUntypedArray>()
+        .map_err(|_| type_error(format!("expected a numpy.ndarray, {expected}")))?;
+    if array.ndim() != 1 {
+        return Err(value_error(format!(
+            "expected {expected}; got an array of shape {:?}",
+            array.shape()
+        )));
+    }
+    if !array.dtype().is_equiv_to(&numpy::dtype::<u32>(obj.py())) {
+        return Err(type_error(format!(
+            "expected {expected}; got dtype {}",
+            array.dtype()
+        )));
+    }
+    let readonly = array
+        .cast::<PyArray1<u32>>()?
+        .try_readonly()
+        .map_err(borrow_error)?;
+    if readonly.as_slice().is_ok() {
+        Ok(ArrayU32::Borrowed(readonly))
+    } else {
+        Ok(ArrayU32::Copied(
+            readonly.as_array().iter().copied().collect(),
+        ))
+    }
+}
+
+/// Wraps packed pixels (`height × width × channels` values) as a NumPy array without copying.
+pub(crate) fn image_out<T: Element>(
+    py: Python<'_>,
+    data: Vec<T>,
+    width: u32,
+    height: u32,
+) -> PyResult<Bound<'_, PyArray3<T>>> {
+    PyArray1::from_vec(py, data).reshape([height as usize, width as usize, 4])
+}
+
+/// Bytes of one record in [`hits_out`]: x (u32), y (u32), luminance (u16), rgba (4 × u8),
+/// packed (NumPy's canonical layout for these fields: concatenating record arrays keeps it).
+pub(crate) const HIT_BYTES: usize = 14;
+
+/// The records' bytes, little-endian, [`HIT_BYTES`] each (built without the GIL).
+pub(crate) fn hit_bytes(hits: &[PixelHit]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(hits.len() * HIT_BYTES);
+    for h in hits {
+        out.extend_from_slice(&h.x.to_le_bytes());
+        out.extend_from_slice(&h.y.to_le_bytes());
+        out.extend_from_slice(&h.luminance.to_le_bytes());
+        out.extend_from_slice(&h.rgba);
+    }
+    out
+}
+
+static HIT_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The structured dtype of pixel records: fields `x`, `y` (`<u4`), `luminance` (`<u2`) and
+/// `rgba` (`4 × u1`), packed, 14 bytes a record.
+pub(crate) fn hit_dtype(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    let dtype = HIT_DTYPE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let fields: Vec<Bound<'_, PyAny>> = vec![
+            ("x", "<u4").into_pyobject(py)?.into_any(),
+            ("y", "<u4").into_pyobject(py)?.into_any(),
+            ("luminance", "<u2").into_pyobject(py)?.into_any(),
+            ("rgba", "u1", (4,)).into_pyobject(py)?.into_any(),
+        ];
+        let dtype = py.import("numpy")?.getattr("dtype")?.call1((fields,))?;
+        debug_assert_eq!(dtype.getattr("itemsize")?.extract::<usize>()?, HIT_BYTES);
+        Ok(dtype.unbind())
+    })?;
+    Ok(dtype.bind(py))
+}
+
+/// Record bytes from [`hit_bytes`] as a 1-D structured array of [`hit_dtype`] (no copy).
+pub(crate) fn hits_out(py: Python<'_>, bytes: Vec<u8>) -> PyResult<Bound<'_, PyAny>> {
+    PyArray1::from_vec(py, bytes).call_method1("view", (hit_dtype(py)?,))
+}

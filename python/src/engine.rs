@@ -1,0 +1,452 @@
+//! `clpix.Engine`: the operations on NumPy arrays, each run with the GIL released.
+
+use crate::convert::{array_u32, hit_bytes, hits_out, image_f32, image_out, image_u8, ImageU8};
+use crate::errors::{invalid, to_py, value_error, IntoPyResult};
+use crate::types::{Device, Hit, LuminanceStats};
+use clpix::{Border, CompactOrder, Engine, GaussianBlur, ImageView, PixelHit};
+use numpy::{PyArray1, PyArray2, PyArray3, PyArrayDescrMethods, PyArrayMethods};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+
+/// Runs clpix's operations on one backend: an OpenCL device, or the CPU with rayon.
+#[pyclass(module = "clpix", name = "Engine", frozen)]
+pub(crate) struct PyEngine {
+    pub(crate) engine: Engine,
+}
+
+/// Which engine `Engine(backend, device)` asks for.
+fn open(backend: &str, device: Option<DeviceQuery>) -> clpix::Result<Engine> {
+    match (backend, device) {
+        ("cpu", None) => Ok(Engine::cpu()),
+        ("auto", None) => Engine::new(),
+        ("opencl", None) => Engine::opencl(),
+        ("auto" | "opencl", Some(q)) => Engine::with_device(&q.find()?),
+        ("cpu", Some(_)) => Err(clpix::Error::InvalidParameter {
+            name: "device",
+            value: "given with backend=\"cpu\"".into(),
+            expected: "None for the CPU backend (a device is an OpenCL device)",
+        }),
+        (other, _) => Err(clpix::Error::InvalidParameter {
+            name: "backend",
+            value: format!("{other:?}"),
+            expected: "\"auto\", \"cpu\" or \"opencl\"",
+        }),
+    }
+}
+
+/// A device asked for by index, by part of its name, or as a `Device` from `devices()`.
+enum DeviceQuery {
+    Index(usize),
+    Name(String),
+}
+
+impl DeviceQuery {
+    fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(d) = obj.cast::<Device>() {
+            return Ok(DeviceQuery::Index(d.get().index));
+        }
+        if let Ok(i) = obj.extract::<usize>() {
+            return Ok(DeviceQuery::Index(i));
+        }
+        if let Ok(s) = obj.extract::<String>() {
+            return Ok(DeviceQuery::Name(s));
+        }
+        Err(crate::errors::type_error(
+            "device must be None, an index into clpix.devices(), part of a device name, or a \
+             clpix.Device"
+                .into(),
+        ))
+    }
+
+    /// The device, as `CLPIX_DEVICE` finds it: an index, or the best device whose name
+    /// contains the text (case-insensitive).
+    fn find(&self) -> clpix::Result<clpix::DeviceInfo> {
+        let all = clpix::devices()?;
+        let found = match self {
+            DeviceQuery::Index(i) => all.get(*i).cloned(),
+            DeviceQuery::Name(q) => {
+                let lower = q.trim().to_lowercase();
+                let rank = |d: &clpix::DeviceInfo| {
+                    let t = match d.device_type {
+                        clpix::DeviceType::Gpu => 3,
+                        clpix::DeviceType::Accelerator => 2,
+                        clpix::DeviceType::Cpu => 0,
+                        _ => 1,
+                    };
+                    (t, d.compute_units, d.global_mem_bytes)
+                };
+                all.iter()
+                    .filter(|d| d.name.to_lowercase().contains(&lower))
+                    .max_by_key(|d| rank(d))
+                    .cloned()
+            }
+        };
+        found.ok_or_else(|| clpix::Error::NoSuchDevice {
+            query: match self {
+                DeviceQuery::Index(i) => i.to_string(),
+                DeviceQuery::Name(q) => q.clone(),
+            },
+        })
+    }
+}
+
+fn parse_border(border: &str) -> PyResult<Border> {
+    match border {
+        "clamp" => Ok(Border::Clamp),
+        "reflect" => Ok(Border::Reflect),
+        "wrap" => Ok(Border::Wrap),
+        "zero" => Ok(Border::Zero),
+        other => Err(invalid(
+            "border",
+            format!("{other:?}"),
+            "\"clamp\", \"reflect\", \"wrap\" or \"zero\"",
+        )),
+    }
+}
+
+fn parse_order(order: &str) -> PyResult<CompactOrder> {
+    match order {
+        "scan" => Ok(CompactOrder::ScanOrder),
+        "luminance" => Ok(CompactOrder::LuminanceDescending),
+        other => Err(invalid(
+            "order",
+            format!("{other:?}"),
+            "\"scan\" (scan order) or \"luminance\" (luminance descending, ties in scan order)",
+        )),
+    }
+}
+
+/// A threshold as clpix takes it (0..=1023; clpix's own message beyond).
+fn threshold(t: i64) -> PyResult<u16> {
+    u16::try_from(t).map_err(|_| invalid("threshold", t, "0..=1023"))
+}
+
+/// A number of pixels to select (0 or more).
+fn count(k: i64) -> PyResult<usize> {
+    usize::try_from(k).map_err(|_| invalid("k", k, "a number of pixels, 0 or more"))
+}
+
+/// The blur's parameters (sigma defaults to radius / 2).
+pub(crate) fn blur_params(radius: i64, sigma: Option<f64>, border: &str) -> PyResult<GaussianBlur> {
+    let r = u32::try_from(radius)
+        .map_err(|_| invalid("radius", radius, "0..=MAX_RADIUS (2^20) pixels"))?;
+    let mut blur = GaussianBlur::new(r).border(parse_border(border)?);
+    if let Some(s) = sigma {
+        blur = blur.sigma(s);
+    }
+    Ok(blur)
+}
+
+/// Luminance of every pixel, `H×W` (the SPEC's integer formula, clpix's `luminance`).
+pub(crate) fn luminance_of(view: &ImageView<'_>) -> Vec<u16> {
+    let (w, h) = (view.width() as usize, view.height() as usize);
+    let mut out = vec![0u16; w * h];
+    if w == 0 {
+        return out;
+    }
+    out.par_chunks_mut(w).enumerate().for_each(|(y, row_out)| {
+        let row = view.row(y as u32);
+        for (o, px) in row_out.iter_mut().zip(row.chunks_exact(4)) {
+            *o = clpix::luminance(px[0], px[1], px[2]);
+        }
+    });
+    out
+}
+
+impl PyEngine {
+    /// Runs `f` on the image's view with the GIL released.
+    fn with_view<T: Send>(
+        &self,
+        py: Python<'_>,
+        img: &ImageU8<'_>,
+        f: impl FnOnce(&Engine, ImageView<'_>) -> clpix::Result<T> + Send,
+    ) -> PyResult<T> {
+        let view = img.view()?;
+        py.detach(|| f(&self.engine, view)).py()
+    }
+
+    fn hits<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        f: impl FnOnce(&Engine, ImageView<'_>) -> clpix::Result<Vec<PixelHit>> + Send,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let img = image_u8(img)?;
+        let bytes = self.with_view(py, &img, |e, v| f(e, v).map(|h| hit_bytes(&h)))?;
+        hits_out(py, bytes)
+    }
+}
+
+#[pymethods]
+impl PyEngine {
+    #[new]
+    #[pyo3(signature = (backend = "auto", device = None))]
+    fn new(py: Python<'_>, backend: &str, device: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let query = device.map(DeviceQuery::from_py).transpose()?;
+        let backend = backend.to_owned();
+        let engine = py.detach(move || open(&backend, query)).py()?;
+        Ok(PyEngine { engine })
+    }
+
+    /// What runs, and why: the same text as Rust's `engine.backend()`.
+    #[getter]
+    fn backend(&self) -> String {
+        self.engine.backend().to_string()
+    }
+
+    /// `"cpu"` or `"opencl"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.engine.backend().kind() {
+            clpix::BackendKind::Cpu => "cpu",
+            _ => "opencl",
+        }
+    }
+
+    /// The OpenCL device, or None on the CPU backend.
+    #[getter]
+    fn device(&self) -> Option<Device> {
+        self.engine.device().map(Device::of)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Engine({:?})", self.engine.backend().to_string())
+    }
+
+    /// The brightest pixel (largest luminance; ties: the first in scan order).
+    fn brightest(&self, py: Python<'_>, img: &Bound<'_, PyAny>) -> PyResult<Hit> {
+        let img = image_u8(img)?;
+        self.with_view(py, &img, |e, v| e.brightest(v))
+            .map(Hit::from)
+    }
+
+    /// The darkest pixel (smallest luminance; ties: the first in scan order).
+    fn darkest(&self, py: Python<'_>, img: &Bound<'_, PyAny>) -> PyResult<Hit> {
+        let img = image_u8(img)?;
+        self.with_view(py, &img, |e, v| e.darkest(v)).map(Hit::from)
+    }
+
+    /// Sum, count, mean, min and max of the luminance.
+    fn luminance_stats(&self, py: Python<'_>, img: &Bound<'_, PyAny>) -> PyResult<LuminanceStats> {
+        let img = image_u8(img)?;
+        self.with_view(py, &img, |e, v| e.luminance_stats(v))
+            .map(LuminanceStats::from)
+    }
+
+    /// The k brightest pixels at least `min_distance` apart (greedy), as records.
+    #[pyo3(signature = (img, k, min_distance = 0.0))]
+    fn brightest_k<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        k: i64,
+        min_distance: f32,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let k = count(k)?;
+        self.hits(py, img, |e, v| e.brightest_k(v, k, min_distance))
+    }
+
+    /// The k darkest pixels at least `min_distance` apart (greedy), as records.
+    #[pyo3(signature = (img, k, min_distance = 0.0))]
+    fn darkest_k<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        k: i64,
+        min_distance: f32,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let k = count(k)?;
+        self.hits(py, img, |e, v| e.darkest_k(v, k, min_distance))
+    }
+
+    /// Counts of each channel value: a `(4, 256)` uint32 array (R, G, B, A).
+    fn histogram_rgba<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        let img = image_u8(img)?;
+        let h = self.with_view(py, &img, |e, v| e.histogram_rgba(v))?;
+        PyArray1::from_vec(py, h.counts.concat()).reshape([4, 256])
+    }
+
+    /// Counts of each luminance value: a `(1024,)` uint32 array.
+    fn histogram_luminance<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let img = image_u8(img)?;
+        let h = self.with_view(py, &img, |e, v| e.histogram_luminance(v))?;
+        Ok(PyArray1::from_vec(py, h.counts.to_vec()))
+    }
+
+    /// The pixels with luminance above `threshold`, in scan order, as records.
+    fn compact<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        threshold: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = self::threshold(threshold)?;
+        self.hits(py, img, |e, v| e.compact(v, t))
+    }
+
+    /// The pixels with luminance above `threshold`, luminance descending (stable), as records.
+    fn compact_sorted<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        threshold: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = self::threshold(threshold)?;
+        self.hits(py, img, |e, v| e.compact_sorted(v, t))
+    }
+
+    /// An image of the input's size starting with the kept pixels, then zeros.
+    #[pyo3(signature = (img, threshold, order = "scan"))]
+    fn compacted_image<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        threshold: i64,
+        order: &str,
+    ) -> PyResult<Bound<'py, PyArray3<u8>>> {
+        let (t, order) = (self::threshold(threshold)?, parse_order(order)?);
+        let img = image_u8(img)?;
+        let (w, h) = img.size();
+        let out = self.with_view(py, &img, |e, v| e.compacted_image(v, t, order))?;
+        image_out(py, out.into_raw(), w, h)
+    }
+
+    /// Separable Gaussian blur of a uint8 (fixed point) or float32 image.
+    #[pyo3(signature = (img, radius, sigma = None, border = "clamp"))]
+    fn gaussian_blur<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        radius: i64,
+        sigma: Option<f64>,
+        border: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let blur = blur_params(radius, sigma, border)?;
+        let is_f32 = img
+            .cast::<numpy::PyUntypedArray>()
+            .map(|a| numpy::PyUntypedArrayMethods::dtype(a).is_equiv_to(&numpy::dtype::<f32>(py)))
+            .unwrap_or(false);
+        if is_f32 {
+            let src = image_f32(img)?;
+            let (w, h) = src.dimensions();
+            let out = py
+                .detach(|| self.engine.gaussian_blur_f32(&src, &blur))
+                .py()?;
+            return Ok(image_out(py, out.into_raw(), w, h)?.into_any());
+        }
+        let img = image_u8(img)?;
+        let (w, h) = img.size();
+        let out = self.with_view(py, &img, |e, v| e.gaussian_blur(v, &blur))?;
+        Ok(image_out(py, out.into_raw(), w, h)?.into_any())
+    }
+
+    /// Exclusive prefix sum of a 1-D uint32 array (wrapping).
+    fn exclusive_scan<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let values = array_u32(values)?;
+        let data = values.as_slice();
+        let out = py.detach(|| self.engine.exclusive_scan(data)).py()?;
+        Ok(PyArray1::from_vec(py, out))
+    }
+
+    /// Luminance of every pixel: an `H×W` uint16 array.
+    fn luminance<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<u16>>> {
+        luminance(py, img)
+    }
+}
+
+/// Luminance of every pixel of an RGBA8 image: an `H×W` uint16 array,
+/// `(1023 · (21 r + 72 g + 7 b)) / 25500` (integer division).
+#[pyfunction]
+pub(crate) fn luminance<'py>(
+    py: Python<'py>,
+    img: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray2<u16>>> {
+    let img = image_u8(img)?;
+    let (w, h) = img.size();
+    let view = img.view()?;
+    let out = py.detach(|| luminance_of(&view));
+    PyArray1::from_vec(py, out).reshape([h as usize, w as usize])
+}
+
+/// Every OpenCL device found (empty where there is no OpenCL loader or platform).
+#[pyfunction]
+pub(crate) fn devices(py: Python<'_>) -> PyResult<Vec<Device>> {
+    match py.detach(clpix::devices) {
+        Ok(list) => Ok(list.iter().map(Device::of).collect()),
+        Err(clpix::Error::OpenClUnavailable { .. }) => Ok(Vec::new()),
+        Err(e) => Err(to_py(e)),
+    }
+}
+
+/// Seconds each of `reps` runs of operation `op` took inside Rust (no Python in the loop),
+/// for the benchmark's overhead figure. `op`: brightest, darkest, luminance_stats,
+/// histogram_rgba, histogram_luminance, compact, compact_sorted, compacted_image,
+/// gaussian_blur, luminance.
+#[pyfunction]
+#[pyo3(signature = (engine, op, img, reps, threshold = 512, radius = 8))]
+pub(crate) fn _time_rust(
+    py: Python<'_>,
+    engine: &PyEngine,
+    op: &str,
+    img: &Bound<'_, PyAny>,
+    reps: usize,
+    threshold: u16,
+    radius: u32,
+) -> PyResult<Vec<f64>> {
+    let img = image_u8(img)?;
+    let view = img.view()?;
+    let e = &engine.engine;
+    let blur = GaussianBlur::new(radius);
+    let run = |v: ImageView<'_>| -> clpix::Result<()> {
+        match op {
+            "brightest" => e.brightest(v).map(drop),
+            "darkest" => e.darkest(v).map(drop),
+            "luminance_stats" => e.luminance_stats(v).map(drop),
+            "histogram_rgba" => e.histogram_rgba(v).map(drop),
+            "histogram_luminance" => e.histogram_luminance(v).map(drop),
+            "compact" => e.compact(v, threshold).map(|h| drop(hit_bytes(&h))),
+            "compact_sorted" => e.compact_sorted(v, threshold).map(|h| drop(hit_bytes(&h))),
+            "compacted_image" => e
+                .compacted_image(v, threshold, CompactOrder::ScanOrder)
+                .map(drop),
+            "gaussian_blur" => e.gaussian_blur(v, &blur).map(drop),
+            "luminance" => {
+                drop(luminance_of(&v));
+                Ok(())
+            }
+            _ => Err(clpix::Error::InvalidParameter {
+                name: "op",
+                value: op.into(),
+                expected: "an operation name",
+            }),
+        }
+    };
+    py.detach(|| {
+        (0..reps)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                run(view).map(|()| t.elapsed().as_secs_f64())
+            })
+            .collect::<clpix::Result<Vec<f64>>>()
+    })
+    .map_err(|e| match e {
+        clpix::Error::InvalidParameter { name: "op", .. } => value_error(e.to_string()),
+        e => to_py(e),
+    })
+}

@@ -1,0 +1,27 @@
+//! Python bindings of clpix (`clpix._clpix`): NumPy arrays in, NumPy arrays out, the same bits
+//! as the Rust library. The Python package `clpix` re-exports everything here and adds
+//! module-level functions on a default engine and `clpix.dask`.
+
+mod convert;
+mod engine;
+mod errors;
+mod types;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _clpix(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<engine::PyEngine>()?;
+    m.add_class::<types::Hit>()?;
+    m.add_class::<types::LuminanceStats>()?;
+    m.add_class::<types::Device>()?;
+    m.add_function(wrap_pyfunction!(engine::devices, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::luminance, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::_time_rust, m)?)?;
+    m.add("ClpixError", py.get_type::<errors::ClpixError>())?;
+    m.add("HIT_DTYPE", convert::hit_dtype(py)?)?;
+    m.add("MAX_LUMINANCE", clpix::MAX_LUMINANCE)?;
+    m.add("MAX_RADIUS", clpix::MAX_RADIUS)?;
+    Ok(())
+}
