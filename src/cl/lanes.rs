@@ -72,6 +72,11 @@ impl Lanes {
         }
     }
 
+    /// Whether a lane besides the first has been made.
+    pub(crate) fn several(&self) -> bool {
+        self.others.iter().any(|l| l.get().is_some())
+    }
+
     /// Every lane made so far.
     pub(crate) fn made(&self) -> impl Iterator<Item = &Lane> {
         std::iter::once(&self.first).chain(self.others.iter().filter_map(|l| l.get()))
@@ -113,6 +118,15 @@ impl ClEngine {
             );
         }
         slot.get().unwrap_or(&self.lanes.first)
+    }
+
+    /// Waits for this thread's lane before a buffer goes back to a pool, where the engine has
+    /// several lanes: a buffer given back on an error path, its commands still queued, must not
+    /// reach another lane's next user (with one in-order queue the order itself protects it).
+    pub(crate) fn settle_before_pooling(&self) {
+        if self.lanes.several() {
+            let _ = self.queue().finish();
+        }
     }
 
     /// This thread's lane's queue.

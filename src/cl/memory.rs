@@ -53,6 +53,7 @@ impl ClEngine {
         if bytes(count) > budget || self.grid.contiguous {
             return; // CPU devices: host memory, which the allocator recycles anyway
         }
+        self.settle_before_pooling();
         let mut pool = lock(&self.image_buffers);
         pool.push((count, buf));
         while pool.len() > IMAGE_BUFFERS_KEPT
@@ -98,6 +99,7 @@ impl ClEngine {
     /// Returns a buffer from [`take_scratch`](Self::take_scratch) for later calls (keeping at
     /// most two per kind: the largest).
     pub(crate) fn give_scratch(&self, kind: ScratchKind, count: usize, buf: Buffer<u32>) {
+        self.settle_before_pooling();
         let mut pool = lock(&self.scratch);
         let v = pool.entry(kind).or_default();
         v.push((count.max(1), buf));
@@ -144,6 +146,9 @@ impl ClEngine {
             None => self.buffer::<u64>(self.partials_len(), "per-group partial results")?,
         };
         let r = f(&buffer);
+        if r.is_err() {
+            self.settle_before_pooling();
+        }
         lock(&self.partials).push(buffer);
         r
     }
