@@ -27,5 +27,5 @@ pub use crate::ops::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::ops::compact::CompactOrder;
 pub use crate::ops::histogram::{LuminanceHistogram, RgbaHistogram};
 pub use crate::ops::reduce::{ArrayStats, LuminanceStats};
-pub use crate::pool::{EnginePool, DEFAULT_IN_FLIGHT};
+pub use crate::pool::{EnginePool, FrameResults, DEFAULT_IN_FLIGHT};
 pub use crate::spec::{luminance, PixelHit, MAX_LUMINANCE};

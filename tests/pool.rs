@@ -274,3 +274,52 @@ fn pinned_images_give_the_same_results() {
     assert!(p.copy_from(&image::RgbaImage::new(3, 2)).is_err());
     assert!(Engine::cpu().pinned_image(u32::MAX, 2).is_err());
 }
+
+/// Results as an iterator: in order, equal to the calls one at a time; dropped early, the
+/// stream stops taking frames; a job's panic comes out of `next`.
+#[test]
+fn stream_iter_yields_in_order_and_stops_when_dropped() {
+    let imgs = frames(13);
+    let want = expected(&imgs);
+    for e in engines() {
+        let e = Arc::new(e);
+        let got: Vec<_> = e
+            .clone()
+            .stream_iter(imgs.clone(), 3, job)
+            .unwrap()
+            .collect();
+        assert_eq!(got, want, "{}", e.backend());
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let p = pulled.clone();
+        let source = (0..1000u32).map(move |i| {
+            p.fetch_add(1, Ordering::SeqCst);
+            vec![i; 64]
+        });
+        let mut it = e
+            .clone()
+            .stream_iter(source, 2, |e, a| e.array_stats(a))
+            .unwrap();
+        assert_eq!(it.next().unwrap().unwrap().max, 0);
+        assert_eq!(it.next().unwrap().unwrap().max, 1);
+        drop(it);
+        let n = pulled.load(Ordering::SeqCst);
+        assert!(n < 20, "{n} frames taken after the results were dropped");
+        assert!(e
+            .clone()
+            .stream_iter(Vec::<u8>::new(), 0, |_, _| Ok(()))
+            .is_err());
+    }
+}
+
+#[test]
+#[should_panic(expected = "frame 3 panicked")]
+fn a_panic_in_a_stream_iter_job_comes_out_of_next() {
+    let e = Arc::new(Engine::cpu());
+    let it = e.stream_iter(0..8u32, 2, |_, &i| {
+        assert!(i != 3, "frame 3 panicked");
+        Ok(i)
+    });
+    for r in it.unwrap() {
+        let _ = r;
+    }
+}

@@ -5,8 +5,11 @@
 //! Both give each job's result exactly as one engine would (every device computes the same
 //! bits), in the jobs' order.
 
+mod results;
 mod run;
 mod schedule;
+
+pub use results::FrameResults;
 
 use crate::cl::{self, DeviceType, MAX_LANES};
 use crate::engine::{BackendKind, Engine};
