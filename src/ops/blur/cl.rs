@@ -154,10 +154,7 @@ pub(super) fn cl_blur_u8(
         }
         None => {
             result = None;
-            match cl.grid.contiguous {
-                true => large_buffer::<u32>(cl, n, "the blurred image")?,
-                false => cl.image_buffer(n, "the blurred image")?,
-            }
+            large_buffer::<u32>(cl, n, "the blurred image")?
         }
     };
     if blur.radius == 0 {
