@@ -28,9 +28,10 @@ fn ten_thousand_operations_do_not_grow_memory() {
                 }
             }
         };
-        run(1000); // warm-up: programs, kernel pools, allocator high-water marks
-        // The blur's radius-built programs build in the background (from the second call at a
-        // radius); a build finishing during the count below would show as growth.
+        // Warm-up: programs, kernel pools, allocator high-water marks. The blur's radius-built
+        // programs build in the background (from the second call at a radius): a build
+        // finishing during the count below would show as growth.
+        run(1000);
         e.wait_for_builds();
         let before = rss_bytes();
         run(10_000);
