@@ -57,6 +57,44 @@ fn blur8(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
     }))
 }
 
+/// One table row: the stream's time and the frames' bytes a second each way.
+fn print_row(name: &str, mode: &str, ms: f64, bytes: f64, same: bool) {
+    let same = if same { "yes" } else { "NO" };
+    println!(
+        "| {name} | {mode} | {ms:.1} | {:.1} | {same} |",
+        bytes / ms / 1e6
+    );
+}
+
+/// The rows of one engine: one call at a time, then `Engine::stream` with 1 to 4 frames in
+/// flight. Returns the results of the calls one at a time (the others must equal them).
+fn one_engine_rows<F: Copy + Send + Sync>(
+    cli: &Cli,
+    engine: &Engine,
+    frames: &[F],
+    name: &str,
+    bytes: f64,
+    job: &(dyn Fn(&Engine, &F) -> clpix::Result<u64> + Sync),
+) -> Vec<clpix::Result<u64>> {
+    let (ms, want) = time(cli.runs, || frames.iter().map(|f| job(engine, f)).collect());
+    print_row(name, "one call at a time", ms, bytes, true);
+    for k in 1..=4 {
+        let (ms, got) = time(cli.runs, || {
+            let mut out = Vec::new();
+            let _ = engine.stream(frames.iter().copied(), k, job, |_, r| out.push(r));
+            out
+        });
+        print_row(
+            name,
+            &format!("stream, {k} in flight"),
+            ms,
+            bytes,
+            got == want,
+        );
+    }
+    want
+}
+
 /// A checksum of 4096 bytes spread over an image.
 fn sample(raw: &[u8]) -> u64 {
     let step = (raw.len() / 4096).max(1);
@@ -132,25 +170,8 @@ fn main() -> clpix::Result<()> {
         if !name.contains(&cli.only) {
             continue;
         }
-        let (ms, want) = time(cli.runs, || {
-            frames.iter().map(|f| job(&engine, f)).collect()
-        });
-        let row = |mode: &str, ms: f64, same: bool| {
-            println!(
-                "| {name} | {mode} | {ms:.1} | {:.1} | {} |",
-                bytes / ms / 1e6,
-                if same { "yes" } else { "NO" }
-            );
-        };
-        row("one call at a time", ms, true);
-        for k in 1..=4 {
-            let (ms, got) = time(cli.runs, || {
-                let mut out = Vec::new();
-                let _ = engine.stream(frames.iter().copied(), k, job, |_, r| out.push(r));
-                out
-            });
-            row(&format!("stream, {k} in flight"), ms, got == want);
-        }
+        let want = one_engine_rows(&cli, &engine, &frames, name, bytes, &job);
+        let row = |mode: &str, ms: f64, same: bool| print_row(name, mode, ms, bytes, same);
         let alone = EnginePool::from_engines(vec![match engine.device() {
             Some(d) => Engine::with_device(d)?,
             None => Engine::cpu(),
@@ -261,23 +282,7 @@ fn pinned_rows(
         if !name.contains(&cli.only) {
             continue;
         }
-        let (ms, want) = time(cli.runs, || frames.iter().map(|f| job(engine, f)).collect());
-        let row = |mode: &str, ms: f64, same: bool| {
-            println!(
-                "| {name} | {mode} | {ms:.1} | {:.1} | {} |",
-                bytes / ms / 1e6,
-                if same { "yes" } else { "NO" }
-            );
-        };
-        row("one call at a time", ms, true);
-        for k in 1..=4 {
-            let (ms, got) = time(cli.runs, || {
-                let mut out = Vec::new();
-                let _ = engine.stream(frames.iter().copied(), k, job, |_, r| out.push(r));
-                out
-            });
-            row(&format!("stream, {k} in flight"), ms, got == want);
-        }
+        one_engine_rows(cli, engine, &frames, name, bytes, job);
     }
     Ok(())
 }

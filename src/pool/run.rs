@@ -8,7 +8,7 @@
 //! [`Error::is_device_failure`]) goes back to the queue for another engine while one is left;
 //! otherwise its error is its result, and the jobs after it are unaffected.
 
-use super::schedule::{moves_on, Rates};
+use super::schedule::Rates;
 use crate::cl::LaneGuard;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -199,7 +199,7 @@ fn work<F, R>(
                 state.panic = Some(p);
                 state.stop = true;
             }
-            Ok(Err(e)) if moves_on(&e) && shared.rates.fail(w.engine) => {
+            Ok(Err(e)) if e.is_device_failure() && shared.rates.fail(w.engine) => {
                 // Another engine is left: the job goes to it, this engine takes no more.
                 log::warn!(
                     "clpix: {} failed a job and takes no more; its job goes to another \

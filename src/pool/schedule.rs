@@ -9,7 +9,6 @@
 //! slowest one measured. CPU engines (rayon, or an OpenCL CPU device) in a pool with a GPU wait
 //! for a GPU's first measurement; the others start at once.
 
-use crate::error::Error;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -119,11 +118,6 @@ impl Rates {
     pub(crate) fn failed(&self, e: usize) -> bool {
         self.lock()[e].failed
     }
-}
-
-/// Whether a job's error should move the job to another engine and stop this one.
-pub(crate) fn moves_on(error: &Error) -> bool {
-    error.is_device_failure()
 }
 
 #[cfg(test)]
