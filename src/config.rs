@@ -105,6 +105,9 @@ pub struct Tuning {
     /// `CLPIX_COMPACT_RELOCATE`: the scan-order compaction's kernels on GPUs (`None`: chosen
     /// by device).
     pub compact_relocate: Option<CompactRelocation>,
+    /// `CLPIX_SCAN`: the exclusive scan's kernels on GPUs (`None`: the single pass where the
+    /// device has 64-bit atomics).
+    pub scan: Option<ScanKernel>,
     /// `CLPIX_BLUR_*`: the GPU RGBA8 blur's kernels and shapes.
     pub blur: BlurTuning,
     /// `CLPIX_MAX_WORK_GROUP`: plan and check as if the device allowed at most this many
@@ -188,6 +191,24 @@ pub enum CompactRelocation {
     /// `warp`: NVIDIA's warp kernels (an error on other devices unless emulated).
     Warp,
     /// `lookback`: NVIDIA's single pass with a decoupled look-back with fallback.
+    LookBack,
+    /// `group-lookback`: the portable single pass (a range a work-group, the same look-back);
+    /// needs `cl_khr_int64_base_atomics`.
+    GroupLookBack,
+}
+
+/// The exclusive scan's kernels on GPUs (`CLPIX_SCAN`).
+///
+/// ```
+/// let mut tuning = clpix::Tuning::default();
+/// tuning.scan = Some(clpix::ScanKernel::ThreePass); // as CLPIX_SCAN=three-pass
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanKernel {
+    /// `three-pass`: reduce, scan of the group sums, rescan (reads the array twice).
+    ThreePass,
+    /// `lookback`: one pass, a decoupled look-back with fallback; needs
+    /// `cl_khr_int64_base_atomics`.
     LookBack,
 }
 
@@ -412,11 +433,20 @@ impl Tuning {
         )?;
         let compact_relocate = env_parse(
             "CLPIX_COMPACT_RELOCATE",
-            "group, warp or lookback",
+            "group, group-lookback, warp or lookback",
             one_of(&[
                 ("group", CompactRelocation::Group),
+                ("group-lookback", CompactRelocation::GroupLookBack),
                 ("warp", CompactRelocation::Warp),
                 ("lookback", CompactRelocation::LookBack),
+            ]),
+        )?;
+        let scan = env_parse(
+            "CLPIX_SCAN",
+            "three-pass or lookback",
+            one_of(&[
+                ("three-pass", ScanKernel::ThreePass),
+                ("lookback", ScanKernel::LookBack),
             ]),
         )?;
         let max_work_group = env_parse(
@@ -463,6 +493,7 @@ impl Tuning {
             staging: staging.unwrap_or_default(),
             histogram_replicas,
             compact_relocate,
+            scan,
             blur: BlurTuning::from_env()?,
         })
     }

@@ -10,7 +10,8 @@
 
 mod common;
 
-use clpix::{BlurKernel, Border, CompactOrder, CompactRelocation, Engine, GaussianBlur, Tuning};
+use clpix::{BlurKernel, Border, CompactOrder, CompactRelocation, Engine, GaussianBlur};
+use clpix::{ScanKernel, Tuning};
 use common::*;
 
 /// Every device in the GPU layout with `tuning`, and (for `both_layouts`) in its own layout.
@@ -88,10 +89,26 @@ fn every_operation_and_variant_on_small_inputs() {
         t.compact_relocate = Some(CompactRelocation::LookBack);
         t.build_options = "-D CLPIX_LOOKBACK_SPIN=0 -D CLPIX_LOOKBACK_DISTRUST_ODD=1".into();
     });
+    // The portable passes: the single pass with its fallback forced, and the two passes (the
+    // single pass as it runs is the default above, on devices with 64-bit atomics).
+    let group_fallback = tuned(|t| {
+        t.compact_relocate = Some(CompactRelocation::GroupLookBack);
+        t.scan = Some(ScanKernel::LookBack);
+        t.build_options = "-D CLPIX_LOOKBACK_SPIN=0 -D CLPIX_LOOKBACK_DISTRUST_ODD=1".into();
+    });
+    let two_passes = tuned(|t| {
+        t.compact_relocate = Some(CompactRelocation::Group);
+        t.scan = Some(ScanKernel::ThreePass);
+    });
+    let words: Vec<u32> = (0..20_000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
     for (name, tuning) in [
         ("warp", warp),
         ("lookback", lookback),
         ("fallback", fallback),
+        ("group-lookback fallback", group_fallback),
+        ("group", two_passes),
     ] {
         let es = engines(&tuning, false);
         for im in [img, &strip] {
@@ -99,6 +116,9 @@ fn every_operation_and_variant_on_small_inputs() {
             same_as_cpu(&es, name, |e| {
                 e.compacted_image(im.view(), 300, CompactOrder::ScanOrder)
             });
+        }
+        if name.starts_with("group") {
+            same_as_cpu(&es, name, |e| e.exclusive_scan(&words));
         }
     }
 
@@ -113,9 +133,6 @@ fn every_operation_and_variant_on_small_inputs() {
 
     // Work-groups of 128 and 64 (devices that allow no more): the streaming kernels, the
     // histograms, both compactions and the scan (the blur's tiles take 128: tests/variants.rs).
-    let words: Vec<u32> = (0..2000u32)
-        .map(|i| i.wrapping_mul(2_654_435_761))
-        .collect();
     for wg in [128, 64] {
         let es = engines(&tuned(|t| t.max_work_group = Some(wg)), false);
         let label = format!("work-groups of {wg}");

@@ -10,7 +10,7 @@
 mod common;
 
 use clpix::{BlurBand, BlurKernel, Border, CompactOrder, CompactRelocation, Engine, Error};
-use clpix::{GaussianBlur, Staging, Tuning};
+use clpix::{GaussianBlur, ScanKernel, Staging, Tuning};
 use common::*;
 
 fn is_nvidia(e: &Engine) -> bool {
@@ -70,8 +70,106 @@ fn single_pass_compaction_matches_cpu() {
     let tuning = relocate(emulated(), CompactRelocation::LookBack);
     check_warp_compaction(&gpu_layout_engines_tuned(&tuning), |_| false, "emulated");
     let mut fallback = tuning;
-    fallback.build_options = "-D CLPIX_LOOKBACK_SPIN=0 -D CLPIX_LOOKBACK_DISTRUST_ODD=1".into();
+    fallback.build_options = FALLBACK.into();
     check_warp_compaction(&gpu_layout_engines_tuned(&fallback), |_| false, "fallback");
+}
+
+/// The forced fallback of the single passes: no re-reads, odd tiles' words never trusted.
+const FALLBACK: &str = "-D CLPIX_LOOKBACK_SPIN=0 -D CLPIX_LOOKBACK_DISTRUST_ODD=1";
+
+/// The portable single-pass scan-order compaction (`compact_lookback_group`: a range a
+/// work-group, the decoupled look-back with fallback), the default on GPUs without NVIDIA's
+/// warp kernels where the device has 64-bit atomics: as it runs, with its fallback forced, and
+/// the two passes it replaced (`group`), all against the CPU path.
+#[test]
+fn portable_single_pass_compaction_matches_cpu() {
+    let single = relocate(Tuning::default(), CompactRelocation::GroupLookBack);
+    let needs_atomics = |e: &Engine| {
+        !e.device()
+            .is_some_and(|d| d.has_extension("cl_khr_int64_base_atomics"))
+    };
+    check_warp_compaction(
+        &gpu_layout_engines_tuned(&single),
+        needs_atomics,
+        "group-lookback",
+    );
+    let mut fallback = single;
+    fallback.build_options = FALLBACK.into();
+    check_warp_compaction(
+        &gpu_layout_engines_tuned(&fallback),
+        needs_atomics,
+        "fallback",
+    );
+    let two = relocate(Tuning::default(), CompactRelocation::Group);
+    check_warp_compaction(&gpu_layout_engines_tuned(&two), |_| false, "group");
+}
+
+/// The exclusive scan's kernels on GPUs: the single pass (`scan_lookback`) as it runs and with
+/// its fallback forced, and the three passes, on lengths around the tile (8,192 elements with
+/// 256 work-items) and sums that wrap, from host and device arrays.
+#[test]
+fn scan_kernels_match_a_sequential_scan() {
+    let mut single = Tuning::default();
+    single.scan = Some(ScanKernel::LookBack);
+    let mut fallback = single.clone();
+    fallback.build_options = FALLBACK.into();
+    let mut three = Tuning::default();
+    three.scan = Some(ScanKernel::ThreePass);
+    let mut s = 11u64;
+    let lens = [
+        1usize,
+        2,
+        8191,
+        8192,
+        8193,
+        3 * 8192 + 5,
+        40 * 8192 - 1,
+        300_001,
+    ];
+    for (name, tuning) in [
+        ("lookback", single),
+        ("fallback", fallback),
+        ("three-pass", three),
+    ] {
+        for e in &gpu_layout_engines_tuned(&tuning) {
+            for &n in &lens {
+                let v: Vec<u32> = (0..n)
+                    .map(|i| match i % 3 {
+                        0 => u32::MAX - (splitmix(&mut s) as u32 & 0xff),
+                        _ => splitmix(&mut s) as u32,
+                    })
+                    .collect();
+                let mut expected = Vec::with_capacity(n);
+                let mut run = 0u32;
+                for &x in &v {
+                    expected.push(run);
+                    run = run.wrapping_add(x);
+                }
+                let host = e.exclusive_scan(&v);
+                if name != "three-pass"
+                    && !e
+                        .device()
+                        .is_some_and(|d| d.has_extension("cl_khr_int64_base_atomics"))
+                {
+                    assert!(matches!(
+                        host,
+                        Err(Error::InvalidEnvironment {
+                            var: "CLPIX_SCAN",
+                            ..
+                        })
+                    ));
+                    continue;
+                }
+                let host = host.unwrap_or_else(|err| panic!("{name} {}: {err}", e.backend()));
+                assert!(host == expected, "{name} {} n {n}: host", e.backend());
+                let a = e.upload_array(&v).unwrap();
+                let d = e
+                    .download_array(&e.exclusive_scan_device(&a).unwrap())
+                    .unwrap();
+                assert!(d == expected, "{name} {} n {n}: device", e.backend());
+            }
+        }
+    }
 }
 
 /// The sorted compaction's radix scatter with half tiles (`RADIX_PER=8`), as built for GPUs

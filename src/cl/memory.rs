@@ -6,14 +6,39 @@ use crate::error::{Error, Result};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
 
 /// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
-/// compaction's look-back): each launch gets a fresh epoch, which its words carry, so a word
-/// left by an earlier launch reads as unwritten and the words are never cleared between
-/// launches; zeroed only when made (grown) or when the epochs wrap.
+/// look-backs): each launch gets a fresh epoch, which its words carry, so a word left by an
+/// earlier launch reads as unwritten and the words are never cleared between launches; zeroed
+/// only when made (grown) or when the epochs wrap.
 #[derive(Default)]
 pub(super) struct TileWords {
     /// The words and how many there are.
     pub(crate) buf: Option<(Buffer<u64>, usize)>,
     pub(crate) epoch: u32,
+}
+
+/// How a look-back kernel packs a tile word, which decides its largest epoch. Each format has
+/// its own words, so that no kernel reads another format's word as its own.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum WordFormat {
+    /// NVIDIA's warp look-back (`compact_nv.cl`): the epoch in the high 32 bits, the status in
+    /// 2 bits, the value in 30.
+    Epoch32,
+    /// The portable look-back (`lookback.cl`): the epoch in the high 30 bits, the status in 2
+    /// bits, the value in 32.
+    Epoch30,
+}
+
+impl WordFormat {
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    fn max_epoch(self) -> u32 {
+        match self {
+            WordFormat::Epoch32 => u32::MAX,
+            WordFormat::Epoch30 => (1 << 30) - 1,
+        }
+    }
 }
 
 // SAFETY: every field is Send + Sync except the raw device id (a process-wide handle) and the
@@ -65,17 +90,19 @@ impl ClEngine {
         v.truncate(2);
     }
 
-    /// Runs `f` (which enqueues one kernel) with at least `tiles` tile words and a fresh epoch
-    /// for it (never 0, the zeroed words' epoch), holding the words until `f` returns: kernels
-    /// using them are enqueued one at a time, in epoch order.
+    /// Runs `f` (which enqueues one kernel) with at least `tiles` tile words of `format` and a
+    /// fresh epoch for it (never 0, the zeroed words' epoch), holding the words until `f`
+    /// returns: kernels using them are enqueued one at a time, in epoch order.
     pub(crate) fn with_tile_words<R>(
         &self,
+        format: WordFormat,
         tiles: usize,
         f: impl FnOnce(&Buffer<u64>, u32) -> Result<R>,
     ) -> Result<R> {
-        let mut words = lock(&self.tile_words);
+        let mut all = lock(&self.tile_words);
+        let words = &mut all[format.index()];
         let (buf, len) = match words.buf.take() {
-            Some((buf, len)) if len >= tiles && words.epoch < u32::MAX => (buf, len),
+            Some((buf, len)) if len >= tiles && words.epoch < format.max_epoch() => (buf, len),
             _ => {
                 let len = tiles.max(1);
                 let mut buf = self.buffer::<u64>(len, "tile words")?;

@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use device::discovered;
 use lanes::{Lane, Lanes};
 use memory::TileWords;
-pub(crate) use memory::{Scratch, ScratchKind};
+pub(crate) use memory::{Scratch, ScratchKind, WordFormat};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::Kernel as ClKernel;
@@ -106,7 +106,7 @@ pub(crate) struct ClEngine {
     /// buffer per call cost more than the kernel on a GPU.
     partials: Mutex<Vec<Buffer<u64>>>,
     /// The single-pass kernels' tile words (see [`ClEngine::with_tile_words`]).
-    tile_words: Mutex<TileWords>,
+    tile_words: Mutex<[TileWords; 2]>,
     /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
     /// (see [`ClEngine::write`]).
     staging_slot: Option<usize>,
@@ -246,7 +246,7 @@ impl ClEngine {
             failed_variants: Mutex::new(HashMap::new()),
             pinned: Mutex::new(Vec::new()),
             partials: Mutex::new(Vec::new()),
-            tile_words: Mutex::new(TileWords::default()),
+            tile_words: Mutex::new(Default::default()),
             staging_slot: staging_slot(info, tuning.staging),
             vendor: Vendor::of(info),
             tuning,

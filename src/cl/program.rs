@@ -158,6 +158,11 @@ impl ProgramId {
             )],
             ProgramId::Compact => &[
                 ("compact.cl", include_str!("../ops/compact/compact.cl")),
+                ("lookback.cl", include_str!("../ops/scan/lookback.cl")),
+                (
+                    "compact_lookback.cl",
+                    include_str!("../ops/compact/compact_lookback.cl"),
+                ),
                 (
                     "compact_nv.cl",
                     include_str!("../ops/compact/compact_nv.cl"),

@@ -170,30 +170,53 @@ pub(super) fn cl_radix_sorted(
     result
 }
 
-/// The single-pass scan-order compaction of `n` pixels of `buf` (`compact_lookback`, or
-/// `compact_lookback_indexed` with indices) into `out`. Returns the number kept, read from the
-/// last tile's word (`n` is at most [`LOOKBACK_MAX_PIXELS`]).
+/// The single-pass scan-order compaction of `n` pixels of `buf` into `out`: NVIDIA's
+/// (`compact_lookback`, or `compact_lookback_indexed` with indices; `n` at most
+/// [`LOOKBACK_MAX_PIXELS`]) or the portable one (`compact_lookback_group(_indexed)`). Returns
+/// the number kept, read from the last tile's word.
 pub(super) fn cl_lookback(
     cl: &ClEngine,
-    buf: &Buffer<u32>,
-    n: usize,
+    (buf, n): (&Buffer<u32>, usize),
     wmin: u32,
+    mode: Relocation,
     out: PartOut<'_>,
     events: &mut Vec<Event>,
 ) -> Result<usize> {
     let wg = cl.grid.wg;
-    let tiles = n.div_ceil(lookback_tile(cl, out.with_idx));
-    // The staging: rounds of 4 words a work-item (with indices, half the rounds, twice).
+    let nvidia = mode == Relocation::LookBack;
+    let tile = match nvidia {
+        true => lookback_tile(cl, out.with_idx),
+        false => wg * 8 * GROUP_LOOKBACK_ROUNDS,
+    };
+    let tiles = n.div_ceil(tile);
+    // NVIDIA's staging: rounds of 4 words a work-item (with indices, half the rounds, twice).
     let staged = lookback_tile(cl, out.with_idx) * 4;
-    let (kernel, outputs) = match out.with_idx {
-        true => (
+    let (kernel, outputs) = match (nvidia, out.with_idx) {
+        (true, true) => (
             COMPACT_LOOKBACK_INDEXED,
             vec![Arg::buf(out.idx), Arg::buf(out.px), Arg::Local(2 * staged)],
         ),
-        false => (COMPACT_LOOKBACK, vec![Arg::buf(out.px), Arg::Local(staged)]),
+        (true, false) => (COMPACT_LOOKBACK, vec![Arg::buf(out.px), Arg::Local(staged)]),
+        // The relocation tiles' staging (RTILE = 8 pixels a work-item), twice with indices.
+        (false, true) => (
+            COMPACT_LOOKBACK_GROUP_INDEXED,
+            vec![
+                Arg::buf(out.idx),
+                Arg::buf(out.px),
+                Arg::Local(2 * wg * 8 * 4),
+            ],
+        ),
+        (false, false) => (
+            COMPACT_LOOKBACK_GROUP,
+            vec![Arg::buf(out.px), Arg::Local(wg * 8 * 4)],
+        ),
+    };
+    let (format, variant, shift) = match nvidia {
+        true => (WordFormat::Epoch32, lookback_variant(cl), 30),
+        false => (WordFormat::Epoch30, Defines::NONE, 32),
     };
     let mut last = [0u64];
-    cl.with_tile_words(tiles, |words, epoch| {
+    cl.with_tile_words(format, tiles, |words, epoch| {
         let mut args = vec![
             Arg::buf(buf),
             Arg::U32(u32_arg(n, "image part")?),
@@ -202,14 +225,15 @@ pub(super) fn cl_lookback(
             Arg::U32(epoch),
         ];
         args.extend(outputs);
-        events.push(cl.launch_variant(kernel, lookback_variant(cl), &args, tiles * wg, wg)?);
+        events.push(cl.launch_variant(kernel, variant, &args, tiles * wg, wg)?);
         cl.read(words, tiles - 1, &mut last)?;
         // The last tile's word: this launch's epoch, PREFIX (2) and the total.
-        match (last[0] >> 32) as u32 == epoch && (last[0] >> 30) & 3 == 2 {
-            true => Ok((last[0] & LOOKBACK_MAX_PIXELS as u64) as usize),
+        let word_epoch = last[0] >> (shift + 2);
+        match word_epoch == epoch as u64 && (last[0] >> shift) & 3 == 2 {
+            true => Ok((last[0] & ((1u64 << shift) - 1)) as usize),
             false => Err(Error::OpenCl {
-                call: "compact_lookback (its last tile published no total: the device broke \
-                       its 64-bit atomics)",
+                call: "a single-pass compaction (its last tile published no total: the device \
+                       broke its 64-bit atomics)",
                 code: 0,
                 name: "no result",
             }),
@@ -295,8 +319,10 @@ pub(super) fn cl_compact(
         };
         let m = if sorted && !cl.grid.contiguous {
             cl_radix_sorted(cl, buf, n, wmin, part_out, &mut events)?
-        } else if mode == Relocation::LookBack && n <= LOOKBACK_MAX_PIXELS {
-            cl_lookback(cl, buf, n, wmin, part_out, &mut events)?
+        } else if (mode == Relocation::LookBack && n <= LOOKBACK_MAX_PIXELS)
+            || mode == Relocation::GroupLookBack
+        {
+            cl_lookback(cl, (buf, n), wmin, mode, part_out, &mut events)?
         } else {
             let total_at = if sorted {
                 sorted_by_counts(cl, (buf, n), (wmin, nbins), &relocate, &mut events)?
@@ -431,7 +457,7 @@ fn scan_order(
     // NVIDIA GPUs: a segment a warp (WARP_RELOCATION, which also counts per
     // segment; also the look-back's parts beyond LOOKBACK_MAX_PIXELS); elsewhere
     // a range a work-group.
-    let warps = mode != Relocation::Group;
+    let warps = matches!(mode, Relocation::Warp | Relocation::LookBack);
     let g = groups_for(cl, n);
     let counts = cl.buffer::<u32>(g + 1, "kept pixels per group")?;
     let seg = match warps {

@@ -343,15 +343,12 @@ inline void load_tile(__global const uint* src, uint t, uint e, uint4* v) {
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
-void scan_reduce(__global const uint* src, uint n, __global uint* sums) {
-    __local uint sh[CLPIX_WG];
-    uint g = get_group_id(0), b, e;
-    group_range(n, g, get_num_groups(0), &b, &e);
+/* This work-item's share of the sum of src[b, e) (b a multiple of 4): 16-byte loads while
+   they fit, two in flight. */
+inline uint range_sum(__global const uint* src, uint b, uint e) {
     uint s = 0;
     uint i = b + get_local_id(0) * 4;
     __global const uint4* s4 = (__global const uint4*)src;
-    /* Full 16-byte loads while they fit, two in flight; b is a multiple of 4. */
     for (; i + 4 * CLPIX_WG + 4 <= e; i += 8 * CLPIX_WG) {
         uint4 a = s4[i >> 2], c = s4[(i >> 2) + CLPIX_WG];
         uint4 t = a + c;
@@ -365,7 +362,15 @@ void scan_reduce(__global const uint* src, uint n, __global uint* sums) {
             for (uint k = i; k < e; ++k) s += src[k];
         }
     }
-    uint t = wg_sum(s, sh);
+    return s;
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void scan_reduce(__global const uint* src, uint n, __global uint* sums) {
+    __local uint sh[CLPIX_WG];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint t = wg_sum(range_sum(src, b, e), sh);
     if (get_local_id(0) == 0) sums[g] = t;
 }
 
@@ -385,10 +390,40 @@ void scan_groups(__global uint* sums, uint m, uint carry) {
     if (lid == 0) sums[m] = run;
 }
 
+/* The exclusive scan from `run` of the tile at t (its quads v, their exclusive scans excl
+   and sums total from wg_scan_chunks) into dst, up to e; returns run + the tile's sum. */
+inline uint store_tile(__global uint* dst, uint t, uint e, uint run, const uint4* v,
+                       const uint* excl, const uint* total) {
+    uint lid = get_local_id(0);
+    for (uint c = 0; c < SCAN_CHUNKS; ++c) {
+        uint x = run + excl[c];
+        uint4 o;
+        o.x = x;
+        o.y = o.x + v[c].x;
+        o.z = o.y + v[c].y;
+        o.w = o.z + v[c].z;
+        uint f = t + (c * CLPIX_WG + lid) * 4;
+        if (t + TILE <= e) {
+            ((__global uint4*)dst)[f >> 2] = o;
+        } else {
+            if (f < e) dst[f] = o.x;
+            if (f + 1 < e) dst[f + 1] = o.y;
+            if (f + 2 < e) dst[f + 2] = o.z;
+            if (f + 3 < e) dst[f + 3] = o.w;
+        }
+        run += total[c];
+    }
+    return run;
+}
+
+/* The quads' sums of a loaded tile. */
+inline void quad_sums(const uint4* v, uint* s) {
+    for (uint c = 0; c < SCAN_CHUNKS; ++c) s[c] = v[c].x + v[c].y + v[c].z + v[c].w;
+}
+
 /* The exclusive scan of src[b, e) into dst from `run`; returns run + their sum. */
 inline uint scan_range(__global const uint* src, uint b, uint e, __global uint* dst, uint run,
                        __local uint* sh) {
-    uint lid = get_local_id(0);
     /* The next tile's loads are issued before this tile's scan, so that their latency
        overlaps the barriers. dst may equal src: a tile is read before any of it is written. */
     uint4 v[SCAN_CHUNKS], next[SCAN_CHUNKS];
@@ -397,26 +432,9 @@ inline uint scan_range(__global const uint* src, uint b, uint e, __global uint* 
         for (uint c = 0; c < SCAN_CHUNKS; ++c) v[c] = next[c];
         if (t + TILE < e) load_tile(src, t + TILE, e, next);
         uint s[SCAN_CHUNKS], excl[SCAN_CHUNKS], total[SCAN_CHUNKS];
-        for (uint c = 0; c < SCAN_CHUNKS; ++c) s[c] = v[c].x + v[c].y + v[c].z + v[c].w;
+        quad_sums(v, s);
         wg_scan_chunks(s, sh, excl, total);
-        for (uint c = 0; c < SCAN_CHUNKS; ++c) {
-            uint x = run + excl[c];
-            uint4 o;
-            o.x = x;
-            o.y = o.x + v[c].x;
-            o.z = o.y + v[c].y;
-            o.w = o.z + v[c].z;
-            uint f = t + (c * CLPIX_WG + lid) * 4;
-            if (t + TILE <= e) {
-                ((__global uint4*)dst)[f >> 2] = o;
-            } else {
-                if (f < e) dst[f] = o.x;
-                if (f + 1 < e) dst[f + 1] = o.y;
-                if (f + 2 < e) dst[f + 2] = o.z;
-                if (f + 3 < e) dst[f + 3] = o.w;
-            }
-            run += total[c];
-        }
+        run = store_tile(dst, t, e, run, v, excl, total);
     }
     return run;
 }
@@ -461,11 +479,8 @@ inline uint load4_kept(__global const uint* px, uint i, uint e, uint wmin, uint4
            (s.z >= wmin && i + 2 < e ? 4u : 0u) | (s.w >= wmin && i + 3 < e ? 8u : 0u);
 }
 
-__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
-void compact_count(__global const uint* px, uint n, uint wmin, __global uint* counts) {
-    __local uint sh[CLPIX_WG];
-    uint g = get_group_id(0), b, e;
-    group_range(n, g, get_num_groups(0), &b, &e);
+/* This work-item's share of the kept pixels of px[b, e) (b a multiple of 4). */
+inline uint range_kept(__global const uint* px, uint b, uint e, uint wmin) {
     uint c = 0;
     uint i = b + get_local_id(0) * 4;
     __global const uint4* p4 = (__global const uint4*)px;
@@ -479,7 +494,15 @@ void compact_count(__global const uint* px, uint n, uint wmin, __global uint* co
     for (; i < e; i += 4 * CLPIX_WG) {
         for (uint k = i; k < min(e, i + 4); ++k) c += clpix_wsum(px[k]) >= wmin;
     }
-    uint t = wg_sum(c, sh);
+    return c;
+}
+
+__kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
+void compact_count(__global const uint* px, uint n, uint wmin, __global uint* counts) {
+    __local uint sh[CLPIX_WG];
+    uint g = get_group_id(0), b, e;
+    group_range(n, g, get_num_groups(0), &b, &e);
+    uint t = wg_sum(range_kept(px, b, e, wmin), sh);
     if (get_local_id(0) == 0) counts[g] = t;
 }
 

@@ -1,4 +1,4 @@
-//! The kernels of `compact.cl` that this operation launches, by name: typed, so that a
+//! The kernels of `compact.cl`, `compact_lookback.cl` and `compact_nv.cl` that this operation launches, by name: typed, so that a
 //! misspelt name fails to compile, and checked against the source by a test (`crate::ops`).
 
 use crate::cl::{Kernel, ProgramId};
@@ -10,6 +10,10 @@ pub(crate) const COMPACT_HIST: Kernel = Kernel::new(ProgramId::Compact, "compact
 pub(crate) const COMPACT_LOOKBACK: Kernel = Kernel::new(ProgramId::Compact, "compact_lookback");
 pub(crate) const COMPACT_LOOKBACK_INDEXED: Kernel =
     Kernel::new(ProgramId::Compact, "compact_lookback_indexed");
+pub(crate) const COMPACT_LOOKBACK_GROUP: Kernel =
+    Kernel::new(ProgramId::Compact, "compact_lookback_group");
+pub(crate) const COMPACT_LOOKBACK_GROUP_INDEXED: Kernel =
+    Kernel::new(ProgramId::Compact, "compact_lookback_group_indexed");
 pub(crate) const COMPACT_RELOCATE: Kernel = Kernel::new(ProgramId::Compact, "compact_relocate");
 pub(crate) const COMPACT_RELOCATE_HITS: Kernel =
     Kernel::new(ProgramId::Compact, "compact_relocate_hits");
@@ -37,6 +41,8 @@ pub(crate) const ALL: &[Kernel] = &[
     COMPACT_HIST,
     COMPACT_LOOKBACK,
     COMPACT_LOOKBACK_INDEXED,
+    COMPACT_LOOKBACK_GROUP,
+    COMPACT_LOOKBACK_GROUP_INDEXED,
     COMPACT_RELOCATE,
     COMPACT_RELOCATE_HITS,
     COMPACT_RELOCATE_WARPS,

@@ -19,7 +19,14 @@ pub(super) enum Relocation {
     Warp,
     /// `compact_lookback` ([`WARP_RELOCATION`]): one pass, a decoupled look-back with fallback.
     LookBack,
+    /// `compact_lookback_group` (`compact_lookback.cl`, portable): one pass, a range a
+    /// work-group, the portable look-back with fallback.
+    GroupLookBack,
 }
+
+/// Relocation tiles of `CLPIX_WG * 8` pixels a work-group of `compact_lookback_group` takes
+/// (`CLB_ROUNDS` in compact_lookback.cl).
+pub(super) const GROUP_LOOKBACK_ROUNDS: usize = 4;
 
 /// Rounds of 4 pixels a work-item `compact_lookback` takes (`LB_ROUNDS_PIXELS` in
 /// compact_nv.cl; `compact_lookback_indexed` half as many): 8, halved while its local arrays
@@ -58,22 +65,37 @@ pub(super) fn lookback_tile(cl: &ClEngine, with_idx: bool) -> usize {
 /// The largest part `compact_lookback` takes: its tiles' words hold counts in 30 bits.
 pub(super) const LOOKBACK_MAX_PIXELS: usize = (1 << 30) - 1;
 
-/// How a GPU compacts in scan order: on NVIDIA GPUs with work-groups of whole warps, where the
-/// program variant [`WARP_RELOCATION`] builds (compute capability 7.0 and later; elsewhere the
-/// portable kernels, with a warning), the single pass [`Relocation::LookBack`] where the device
-/// has 64-bit atomics (issue 30: a look-back *with fallback* waits on no other group, so it
-/// keeps every invariant; 1.16× CUB DeviceSelect::If on the H200 against 0.81× for the two
-/// passes), else [`Relocation::Warp`]; elsewhere [`Relocation::Group`].
-/// `CLPIX_COMPACT_RELOCATE` = `group`, `warp` or `lookback` forces one, to measure or test it;
-/// a forced variant that does not build is an error, so that a measurement never runs the
-/// other kernels unnoticed.
+/// How a GPU compacts in scan order. On NVIDIA GPUs with work-groups of whole warps, where the
+/// program variant [`WARP_RELOCATION`] builds (compute capability 7.0 and later), NVIDIA's
+/// single pass [`Relocation::LookBack`] where the device has 64-bit atomics (issue 30: a
+/// look-back *with fallback* waits on no other group, so it keeps every invariant), else
+/// [`Relocation::Warp`]. Every other GPU: the portable single pass
+/// [`Relocation::GroupLookBack`] where the device has 64-bit atomics, else
+/// [`Relocation::Group`]. `CLPIX_COMPACT_RELOCATE` = `group`, `group-lookback`, `warp` or
+/// `lookback` forces one, to measure or test it; a forced variant that does not build is an
+/// error, so that a measurement never runs the other kernels unnoticed.
 pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
     if cl.grid.contiguous {
         return Ok(Relocation::Group);
     }
+    let atomics = cl.info.has_extension("cl_khr_int64_base_atomics");
+    let needs_atomics = |value: &str| Error::InvalidEnvironment {
+        var: "CLPIX_COMPACT_RELOCATE",
+        value: value.into(),
+        expected: "group or warp on this device: the single passes need \
+                   cl_khr_int64_base_atomics",
+    };
+    let portable = match atomics {
+        true => Relocation::GroupLookBack,
+        false => Relocation::Group,
+    };
     let forced = match cl.tuning.compact_relocate {
         None => None,
         Some(CompactRelocation::Group) => return Ok(Relocation::Group),
+        Some(CompactRelocation::GroupLookBack) if !atomics => {
+            return Err(needs_atomics("group-lookback"))
+        }
+        Some(CompactRelocation::GroupLookBack) => return Ok(Relocation::GroupLookBack),
         Some(CompactRelocation::Warp) => Some(Relocation::Warp),
         Some(CompactRelocation::LookBack) => Some(Relocation::LookBack),
     };
@@ -89,7 +111,7 @@ pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
                 value: value.into(),
                 expected: "group on this device, whose work-groups are not whole warps of 32",
             }),
-            None => Ok(Relocation::Group),
+            None => Ok(portable),
         };
     }
     let refused = Error::InvalidEnvironment {
@@ -98,25 +120,19 @@ pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
         expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
                    -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
     };
-    if forced == Some(Relocation::LookBack) && !cl.info.has_extension("cl_khr_int64_base_atomics") {
-        return Err(Error::InvalidEnvironment {
-            var: "CLPIX_COMPACT_RELOCATE",
-            value: value.into(),
-            expected: "group or warp on this device: the single pass needs \
-                       cl_khr_int64_base_atomics",
-        });
+    if forced == Some(Relocation::LookBack) && !atomics {
+        return Err(needs_atomics(value));
     }
     let builds = cl.nvidia_variant(
         (ProgramId::Compact, WARP_RELOCATION),
         "the warp relocation",
         forced.is_some().then_some(refused),
     )?;
-    let single_pass = cl.info.has_extension("cl_khr_int64_base_atomics");
     Ok(match builds {
-        true => forced.unwrap_or(match single_pass {
+        true => forced.unwrap_or(match atomics {
             true => Relocation::LookBack,
             false => Relocation::Warp,
         }),
-        false => Relocation::Group,
+        false => portable,
     })
 }

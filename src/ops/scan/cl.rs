@@ -1,9 +1,11 @@
-//! The OpenCL launchers of the scan (`compact.cl`'s scan kernels).
+//! The OpenCL launchers of the scan (`compact.cl`'s scan kernels and `lookback.cl`'s single
+//! pass).
 
 use super::kernels::*;
-use crate::cl::{u32_arg, Arg, ClEngine, ScratchKind};
+use crate::cl::{u32_arg, Arg, ClEngine, ScratchKind, WordFormat};
+use crate::config::ScanKernel;
 use crate::cpu::alloc_zeroed;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
 use std::sync::Arc;
@@ -64,6 +66,58 @@ pub(crate) fn cl_scan(
     Ok((sums, g))
 }
 
+/// Whether this device scans in one pass (`scan_lookback`, a decoupled look-back with
+/// fallback): GPUs (the coalesced layout) whose driver has `cl_khr_int64_base_atomics`, unless
+/// `CLPIX_SCAN=three-pass`. `CLPIX_SCAN=lookback` where the atomics are missing is an error,
+/// so that a measurement never runs the other kernels unnoticed.
+pub(crate) fn single_pass(cl: &ClEngine) -> Result<bool> {
+    if cl.grid.contiguous {
+        return Ok(false);
+    }
+    let atomics = cl.info.has_extension("cl_khr_int64_base_atomics");
+    match cl.tuning.scan {
+        Some(ScanKernel::ThreePass) => Ok(false),
+        Some(ScanKernel::LookBack) if !atomics => Err(Error::InvalidEnvironment {
+            var: "CLPIX_SCAN",
+            value: "lookback".into(),
+            expected: "three-pass on this device: the single pass needs \
+                       cl_khr_int64_base_atomics",
+        }),
+        _ => Ok(atomics),
+    }
+}
+
+/// Enqueues the exclusive scan of `n` elements of `src` into `dst`, another buffer, from
+/// `carry`: in one pass where [`single_pass`] says so (the whole array read once and written
+/// once), else by [`cl_scan`].
+pub(crate) fn cl_scan_into(
+    cl: &ClEngine,
+    src: &Buffer<u32>,
+    n: usize,
+    dst: &Buffer<u32>,
+    carry: u32,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    if !single_pass(cl)? {
+        return cl_scan(cl, src, n, dst, carry, events).map(|_| ());
+    }
+    let n32 = u32_arg(n, "array length")?;
+    let wg = cl.grid.wg;
+    let tiles = n.div_ceil(tile(cl));
+    cl.with_tile_words(WordFormat::Epoch30, tiles, |words, epoch| {
+        let args = [
+            Arg::buf(src),
+            Arg::U32(n32),
+            Arg::buf(dst),
+            Arg::U32(carry),
+            Arg::buf(words),
+            Arg::U32(epoch),
+        ];
+        events.push(cl.launch(SCAN_LOOKBACK, &args, tiles * wg, wg)?);
+        Ok(())
+    })
+}
+
 /// Scans a host slice on the device, in chunks of one buffer each, carrying the total.
 pub(super) fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>> {
     let cap = ((cl.max_buffer_bytes / 4) as usize).clamp(1024, 1 << 30);
@@ -75,7 +129,7 @@ pub(super) fn cl_scan_host(cl: &Arc<ClEngine>, data: &[u32]) -> Result<Vec<u32>>
     let mut events = Vec::new();
     for (d, o) in data.chunks(chunk).zip(out.chunks_mut(chunk)) {
         cl.write(&mut src, 0, d)?;
-        cl_scan(cl, &src, d.len(), &dst, carry, &mut events)?;
+        cl_scan_into(cl, &src, d.len(), &dst, carry, &mut events)?;
         cl.read(&dst, 0, o)?;
         if let (Some(&last_out), Some(&last_in)) = (o.last(), d.last()) {
             carry = last_out.wrapping_add(last_in);

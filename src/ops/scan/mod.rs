@@ -5,15 +5,16 @@
 //!   wrapping modulo 2^32 (the first element is 0). An empty array scans to an empty array.
 //!
 //! # Method
-//! The CPU path scans pieces of 64 Ki elements on rayon and adds each piece's carry. GPUs scan
-//! tiles a work-group (reduce, scan of the group sums, downsweep), CPU devices a contiguous
-//! range a work-item; arrays up to 64 Ki elements are scanned by one work-group.
+//! The CPU path scans pieces of 64 Ki elements on rayon and adds each piece's carry. GPUs with
+//! 64-bit atomics scan in one pass (`lookback.cl`: a tile a work-group, its offset from a
+//! decoupled look-back with fallback, so no group waits on another); other GPUs in three
+//! (reduce, scan of the group sums, rescan), CPU devices a contiguous range a work-item.
 
 mod cl;
 mod cpu;
 pub(crate) mod kernels;
-use cl::cl_scan_host;
 pub(crate) use cl::{cl_scan, groups_for, grow};
+use cl::{cl_scan_host, cl_scan_into};
 use cpu::cpu_scan;
 
 use crate::device::{download, ArrayStorage, DeviceArray, PooledBuffer};
@@ -73,7 +74,7 @@ impl Engine {
                         let out = PooledBuffer::take(cl, array.len)?;
                         if array.len > 0 {
                             let mut events = Vec::new();
-                            cl_scan(cl, src.get()?, array.len, out.get()?, 0, &mut events)?;
+                            cl_scan_into(cl, src.get()?, array.len, out.get()?, 0, &mut events)?;
                             cl.finish(&events)?;
                         }
                         Ok(DeviceArray {
