@@ -102,6 +102,17 @@ fn portable_single_pass_compaction_matches_cpu() {
     );
     let two = relocate(Tuning::default(), CompactRelocation::Group);
     check_warp_compaction(&gpu_layout_engines_tuned(&two), |_| false, "group");
+    // Fewer rounds a tile: 32 KiB of local memory (2 rounds, 1 with indices), and work-groups
+    // of 64 (tiles of 2,048 pixels).
+    let mut small = relocate(Tuning::default(), CompactRelocation::GroupLookBack);
+    small.max_local_memory = Some(32 << 10);
+    check_warp_compaction(&gpu_layout_engines_tuned(&small), needs_atomics, "32 KiB");
+    small.max_work_group = Some(64);
+    check_warp_compaction(
+        &gpu_layout_engines_tuned(&small),
+        needs_atomics,
+        "64 work-items",
+    );
 }
 
 /// The exclusive scan's kernels on GPUs: the single pass (`scan_lookback`) as it runs and with

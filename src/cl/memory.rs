@@ -45,7 +45,49 @@ impl WordFormat {
 // kernel pool, whose kernels are only used by one thread at a time behind the mutex.
 unsafe impl Send for ClEngine {}
 unsafe impl Sync for ClEngine {}
+/// Idle image buffers an engine keeps (see [`ClEngine::image_buffer`]).
+const IMAGE_BUFFERS_KEPT: usize = 8;
+
 impl ClEngine {
+    /// A buffer of exactly `count` u32 for an image's pixels (an uploaded part, a blur's
+    /// result), reused from one that an image of the same size gave back
+    /// ([`give_image_buffer`](Self::give_image_buffer)) where there is one: frames of a stream
+    /// then allocate and free nothing (a CUDA context synchronises on every free).
+    pub(crate) fn image_buffer(&self, count: usize, what: &'static str) -> Result<Buffer<u32>> {
+        let count = count.max(1);
+        let found = {
+            let mut pool = lock(&self.image_buffers);
+            pool.iter()
+                .position(|(c, _)| *c == count)
+                .map(|i| pool.swap_remove(i).1)
+        };
+        match found {
+            Some(b) => Ok(b),
+            None => self.buffer::<u32>(count, what),
+        }
+    }
+
+    /// Keeps an idle image buffer of `count` u32 for [`image_buffer`](Self::image_buffer):
+    /// at most [`IMAGE_BUFFERS_KEPT`], and no more than an eighth of the device's memory in
+    /// all (the oldest go first). Every command using it has completed (operations wait for
+    /// their own before they return).
+    pub(crate) fn give_image_buffer(&self, count: usize, buf: Buffer<u32>) {
+        let count = count.max(1);
+        let bytes = |c: usize| c as u64 * 4;
+        let budget = self.info.global_mem_bytes / 8;
+        if bytes(count) > budget || self.grid.contiguous {
+            return; // CPU devices: host memory, which the allocator recycles anyway
+        }
+        self.settle_before_pooling();
+        let mut pool = lock(&self.image_buffers);
+        pool.push((count, buf));
+        while pool.len() > IMAGE_BUFFERS_KEPT
+            || pool.iter().map(|(c, _)| bytes(*c)).sum::<u64>() > budget
+        {
+            pool.remove(0);
+        }
+    }
+
     /// A scratch buffer of at least `count` u32 for `kind`, reused between calls: on CPU
     /// devices a fresh buffer costs a page fault per 4 KiB at its first write, every call, and
     /// on GPUs an allocation of hundreds of MB costs more than a fast kernel. The caller has it

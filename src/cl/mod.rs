@@ -97,6 +97,8 @@ pub(crate) struct ClEngine {
     background: Mutex<background::Specialisations>,
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
+    /// Idle image buffers by element count (see [`ClEngine::image_buffer`]).
+    image_buffers: Mutex<Vec<(usize, Buffer<u32>)>>,
     /// Address ranges of the pinned host memory handed out (see `pinned`).
     pinned: Mutex<Vec<(usize, usize)>>,
     /// Build logs of program variants that did not build, so that a caller falling back to
@@ -245,6 +247,7 @@ impl ClEngine {
             scratch: Mutex::new(HashMap::new()),
             failed_variants: Mutex::new(HashMap::new()),
             pinned: Mutex::new(Vec::new()),
+            image_buffers: Mutex::new(Vec::new()),
             partials: Mutex::new(Vec::new()),
             tile_words: Mutex::new(Default::default()),
             staging_slot: staging_slot(info, tuning.staging),

@@ -34,6 +34,22 @@ pub(crate) struct DeviceParts {
     pub parts: Vec<Part>,
 }
 
+impl Drop for DeviceParts {
+    /// The buffers go back to their engine for the next image of their size.
+    fn drop(&mut self) {
+        for p in std::mem::take(&mut self.parts) {
+            self.owner.give_image_buffer(p.range.pixels(), p.buffer);
+        }
+    }
+}
+
+impl DeviceParts {
+    /// The parts, taken out (the caller keeps or gives back their buffers).
+    pub(crate) fn into_parts(mut self) -> Vec<Part> {
+        std::mem::take(&mut self.parts)
+    }
+}
+
 impl fmt::Debug for DeviceParts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -49,7 +65,7 @@ impl ClEngine {
     pub(crate) fn upload(self: &Arc<Self>, view: &ImageView<'_>) -> Result<DeviceParts> {
         let mut parts = Vec::new();
         for range in self.part_ranges(view.width(), view.height()) {
-            let mut buffer = self.buffer::<u32>(range.pixels(), "an image part")?;
+            let mut buffer = self.image_buffer(range.pixels(), "an image part")?;
             self.write_range(&mut buffer, view, range)?;
             parts.push(Part { buffer, range });
         }

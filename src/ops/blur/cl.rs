@@ -154,7 +154,10 @@ pub(super) fn cl_blur_u8(
         }
         None => {
             result = None;
-            large_buffer::<u32>(cl, n, "the blurred image")?
+            match cl.grid.contiguous {
+                true => large_buffer::<u32>(cl, n, "the blurred image")?,
+                false => cl.image_buffer(n, "the blurred image")?,
+            }
         }
     };
     if blur.radius == 0 {

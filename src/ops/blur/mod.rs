@@ -361,7 +361,11 @@ impl Engine {
                 let bytes = match cl_blur_u8(cl, input, blur, true)? {
                     ClOut::Empty => return Ok(RgbaImage::new(w, h)),
                     ClOut::Host(bytes) => bytes,
-                    ClOut::Buffer(buf) => cl.read_rgba8(&[(&buf, 0, n)], n)?,
+                    ClOut::Buffer(buf) => {
+                        let bytes = cl.read_rgba8(&[(&buf, 0, n)], n);
+                        cl.give_image_buffer(n, buf);
+                        bytes?
+                    }
                 };
                 bytes_to_image(w, h, bytes)
             },
@@ -404,7 +408,7 @@ impl Engine {
                     // Blurred in bands: uploaded in the parts every operation expects.
                     ClOut::Host(bytes) => {
                         let img = bytes_to_image(width, height, bytes)?;
-                        cl.upload(&crate::ImageView::from(&img))?.parts
+                        cl.upload(&crate::ImageView::from(&img))?.into_parts()
                     }
                     ClOut::Buffer(buffer) => vec![crate::device::Part {
                         buffer,

@@ -184,9 +184,10 @@ pub(super) fn cl_lookback(
 ) -> Result<usize> {
     let wg = cl.grid.wg;
     let nvidia = mode == Relocation::LookBack;
+    let rounds = group_lookback_rounds(cl, out.with_idx);
     let tile = match nvidia {
         true => lookback_tile(cl, out.with_idx),
-        false => wg * 8 * GROUP_LOOKBACK_ROUNDS,
+        false => wg * 8 * rounds,
     };
     let tiles = n.div_ceil(tile);
     // NVIDIA's staging: rounds of 4 words a work-item (with indices, half the rounds, twice).
@@ -197,18 +198,23 @@ pub(super) fn cl_lookback(
             vec![Arg::buf(out.idx), Arg::buf(out.px), Arg::Local(2 * staged)],
         ),
         (true, false) => (COMPACT_LOOKBACK, vec![Arg::buf(out.px), Arg::Local(staged)]),
-        // The relocation tiles' staging (RTILE = 8 pixels a work-item), twice with indices.
+        // The staging: a word a pixel of the tile, twice with indices.
         (false, true) => (
             COMPACT_LOOKBACK_GROUP_INDEXED,
             vec![
+                Arg::U32(rounds as u32),
                 Arg::buf(out.idx),
                 Arg::buf(out.px),
-                Arg::Local(2 * wg * 8 * 4),
+                Arg::Local(2 * tile * 4),
             ],
         ),
         (false, false) => (
             COMPACT_LOOKBACK_GROUP,
-            vec![Arg::buf(out.px), Arg::Local(wg * 8 * 4)],
+            vec![
+                Arg::U32(rounds as u32),
+                Arg::buf(out.px),
+                Arg::Local(tile * 4),
+            ],
         ),
     };
     let (format, variant, shift) = match nvidia {

@@ -24,9 +24,28 @@ pub(super) enum Relocation {
     GroupLookBack,
 }
 
-/// Relocation tiles of `CLPIX_WG * 8` pixels a work-group of `compact_lookback_group` takes
-/// (`CLB_ROUNDS` in compact_lookback.cl).
-pub(super) const GROUP_LOOKBACK_ROUNDS: usize = 4;
+/// Rounds of `CLPIX_WG * 8` pixels a work-group of `compact_lookback_group` stages (its tile):
+/// 4, halved while the staging (a word a pixel, twice with indices) and the kernel's own
+/// arrays do not fit the device's local memory with 1 KiB to spare. With 256 work-items: 4
+/// (32 KiB of staging) for pixels on GPUs with 48 KiB, 2 with indices; 2 and 1 with OpenCL's
+/// minimum of 32 KiB.
+pub(super) fn group_lookback_rounds(cl: &ClEngine, with_idx: bool) -> usize {
+    let wg = cl.grid.wg;
+    let fixed = wg * 4 + 32 * 8;
+    let staged = |rounds: usize| rounds * wg * 8 * 4 * if with_idx { 2 } else { 1 };
+    let mut rounds = 4;
+    while rounds > 1 && (staged(rounds) + fixed + 1024) as u64 > cl.info.local_mem_bytes {
+        rounds /= 2;
+    }
+    rounds
+}
+
+/// Whether `compact_lookback_group`'s staging of one round, with indices, fits the device's
+/// local memory (it does on every device with OpenCL's minimum of 32 KiB).
+fn group_lookback_fits(cl: &ClEngine) -> bool {
+    let wg = cl.grid.wg;
+    (wg * 8 * 4 * 2 + wg * 4 + 32 * 8) as u64 <= cl.info.local_mem_bytes
+}
 
 /// Rounds of 4 pixels a work-item `compact_lookback` takes (`LB_ROUNDS_PIXELS` in
 /// compact_nv.cl; `compact_lookback_indexed` half as many): 8, halved while its local arrays
@@ -78,12 +97,12 @@ pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
     if cl.grid.contiguous {
         return Ok(Relocation::Group);
     }
-    let atomics = cl.info.has_extension("cl_khr_int64_base_atomics");
+    let atomics = cl.info.has_extension("cl_khr_int64_base_atomics") && group_lookback_fits(cl);
     let needs_atomics = |value: &str| Error::InvalidEnvironment {
         var: "CLPIX_COMPACT_RELOCATE",
         value: value.into(),
         expected: "group or warp on this device: the single passes need \
-                   cl_khr_int64_base_atomics",
+                   cl_khr_int64_base_atomics (and the portable one 17 KiB of local memory)",
     };
     let portable = match atomics {
         true => Relocation::GroupLookBack,

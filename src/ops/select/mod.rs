@@ -345,7 +345,7 @@ impl Engine {
                 } else {
                     let host = HostPixels::of(input)?;
                     let uploaded = cl.upload(&host.view())?;
-                    for p in uploaded.parts {
+                    for p in uploaded.into_parts() {
                         let n = p.range.pixels();
                         events.push(invert(cl, &p.buffer, &p.buffer, n)?);
                         parts.push(p);
