@@ -3,7 +3,7 @@
 use crate::cl::{self, ClEngine, DeviceInfo, DeviceType, ProgramId};
 use crate::config::{env_buffer_cap, EngineConfig, EnvChoice, KernelLayout, Tuning};
 use crate::device::{check_array_len, download, host_copy, ArrayStorage, DeviceArray};
-use crate::device::{DeviceImage, ImageInput, PooledBuffer, Storage};
+use crate::device::{DeviceImage, DeviceImageF32, ImageInput, PooledBuffer, Storage, StorageF32};
 use crate::error::{Error, Result};
 use crate::image::{check_pixel_count, ImageView};
 use std::fmt;
@@ -541,6 +541,61 @@ impl Engine {
         download(array)
     }
 
+    /// Copies an RGBA f32 image to the engine: one device buffer on OpenCL (an error, before
+    /// any copy, for an image larger than one buffer may be), host memory on the CPU engine.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let img = image::Rgba32FImage::from_pixel(3, 2, image::Rgba([0.1, 0.2, 0.3, 1.0]));
+    /// assert_eq!(engine.download_f32(&engine.upload_f32(&img)?)?, img);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn upload_f32(&self, img: &image::Rgba32FImage) -> Result<DeviceImageF32> {
+        let (width, height) = img.dimensions();
+        check_pixel_count(width, height)?;
+        let storage = match &self.backend {
+            Backend::Cpu => StorageF32::Host(img.clone()),
+            Backend::OpenCl(cl) => {
+                let values = img.as_raw().len();
+                let needed = (values.max(1) as u64).saturating_mul(4);
+                if needed > cl.max_buffer_bytes {
+                    return Err(Error::TooLargeForDevice {
+                        what: "an f32 image on the device, which is one buffer \
+                               (Engine::gaussian_blur_f32 blurs larger ones from the host, in \
+                               bands)",
+                        needed,
+                        limit: cl.max_buffer_bytes,
+                    });
+                }
+                let mut buffer = cl.image_buffer::<f32>(values, "an f32 image")?;
+                if values > 0 {
+                    cl.write(&mut buffer, 0, img.as_raw())?;
+                }
+                StorageF32::OpenCl {
+                    owner: cl.clone(),
+                    buffer,
+                }
+            }
+        };
+        Ok(DeviceImageF32 {
+            width,
+            height,
+            storage,
+        })
+    }
+
+    /// Reads an f32 image back into host memory (from whichever engine holds it).
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let img = image::Rgba32FImage::from_pixel(2, 2, image::Rgba([-1.5, 0.0, 2.5, 1.0]));
+    /// assert_eq!(engine.download_f32(&engine.upload_f32(&img)?)?, img);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn download_f32(&self, img: &DeviceImageF32) -> Result<image::Rgba32FImage> {
+        download_f32(img)
+    }
+
     /// Runs `cpu` on the CPU backend and `cl` on an OpenCL backend. An automatic engine whose
     /// kernel fails to build, or needs more than the device allows ([`Error::DeviceLimit`]),
     /// answers from the CPU instead (identical results), with a warning.
@@ -605,4 +660,24 @@ impl<'a> HostPixels<'a> {
             HostPixels::Owned(img) => ImageView::from(img),
         }
     }
+}
+
+/// An f32 image's values in host memory.
+pub(crate) fn download_f32(img: &DeviceImageF32) -> Result<image::Rgba32FImage> {
+    let values = 4 * img.width as usize * img.height as usize;
+    let raw = match &img.storage {
+        StorageF32::Host(host) => return Ok(host.clone()),
+        StorageF32::OpenCl { owner, buffer } => {
+            let mut out = vec![0f32; values];
+            if values > 0 {
+                owner.read(buffer, 0, &mut out)?;
+            }
+            out
+        }
+    };
+    image::Rgba32FImage::from_raw(img.width, img.height, raw).ok_or(Error::ImageTooLarge {
+        width: img.width as u64,
+        height: img.height as u64,
+        reason: "the f32 image does not match its size",
+    })
 }

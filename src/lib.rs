@@ -19,7 +19,7 @@ pub use crate::config::{
     BlurBand, BlurKernel, BlurTuning, CompactRelocation, EngineConfig, KernelLayout, ProgramCache,
     ScanKernel, Staging, Tuning,
 };
-pub use crate::device::{DeviceArray, DeviceImage, ImageInput, PinnedImage};
+pub use crate::device::{DeviceArray, DeviceImage, DeviceImageF32, ImageInput, PinnedImage};
 pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::error::{Error, Result};
 pub use crate::image::ImageView;

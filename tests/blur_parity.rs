@@ -261,6 +261,11 @@ proptest! {
         for e in engines() {
             let out = e.gaussian_blur_f32(&img, &blur).unwrap();
             prop_assert!(same_bits(out.as_raw(), cpu.as_raw()), "{} {}x{} {:?}", e.backend(), w, h, blur);
+            // On the device: uploaded, blurred there, read back.
+            let dev = e.upload_f32(&img).unwrap();
+            let kept = e.gaussian_blur_f32_device(&dev, &blur).unwrap();
+            let back = e.download_f32(&kept).unwrap();
+            prop_assert!(same_bits(back.as_raw(), cpu.as_raw()), "device {} {}x{} {:?}", e.backend(), w, h, blur);
         }
     }
 
@@ -339,6 +344,30 @@ proptest! {
     }
 
     #[test]
+    fn capped_f32_device_images_are_exact_or_refused(
+        (w, h) in (1..64u32, 1..48u32), seed in any::<u64>(), blur in capped_blur_for(1_000),
+    ) {
+        let img = f32_image(w, h, seed, true);
+        let cpu = Engine::cpu().gaussian_blur_f32(&img, &blur).unwrap();
+        for (i, e) in capped().iter().enumerate() {
+            let cap = if i % 4 < 2 { 4096 } else { 16384 };
+            match e.upload_f32(&img) {
+                Ok(dev) => {
+                    prop_assert!(w as u64 * h as u64 * 16 <= cap);
+                    let out = e.download_f32(&e.gaussian_blur_f32_device(&dev, &blur).unwrap()).unwrap();
+                    prop_assert!(same_bits(out.as_raw(), cpu.as_raw()), "capped {} on {}", cap, e.backend());
+                }
+                // One buffer an image: larger ones are refused at upload, saying what to use.
+                Err(Error::TooLargeForDevice { what, .. }) => prop_assert!(
+                    w as u64 * h as u64 * 16 > cap && what.contains("gaussian_blur_f32"),
+                    "{} {}x{} cap {}", what, w, h, cap
+                ),
+                Err(other) => prop_assert!(false, "unexpected error {other}"),
+            }
+        }
+    }
+
+    #[test]
     fn capped_f32_in_parts_is_exact(
         (w, h) in (1..64u32, 1..48u32), seed in any::<u64>(), specials in any::<bool>(),
         blur in capped_blur_for(1_000),
@@ -356,6 +385,45 @@ proptest! {
                 Err(other) => prop_assert!(false, "unexpected error {other}"),
             }
         }
+    }
+}
+
+/// f32 images move between engines (another engine's image is read back and blurred there),
+/// and the empty image and radius 0 work on the device.
+#[test]
+fn f32_device_images_move_between_engines() {
+    let img = f32_image(33, 17, 9, true);
+    let blur = GaussianBlur::new(4).border(Border::Reflect);
+    let cpu = Engine::cpu();
+    let expected = cpu.gaussian_blur_f32(&img, &blur).unwrap();
+    let mut all = vec![Engine::cpu()];
+    all.extend(opencl_engines());
+    for a in &all {
+        for b in &all {
+            let on_a = a.upload_f32(&img).unwrap();
+            let out = b.gaussian_blur_f32_device(&on_a, &blur).unwrap();
+            let got = b.download_f32(&out).unwrap();
+            assert!(
+                same_bits(got.as_raw(), expected.as_raw()),
+                "{} to {}",
+                a.backend(),
+                b.backend()
+            );
+            assert!(same_bits(
+                a.download_f32(&out).unwrap().as_raw(),
+                expected.as_raw()
+            ));
+        }
+        let empty = a.upload_f32(&image::Rgba32FImage::new(0, 5)).unwrap();
+        let out = a.gaussian_blur_f32_device(&empty, &blur).unwrap();
+        assert_eq!(a.download_f32(&out).unwrap().dimensions(), (0, 5));
+        let same = a.gaussian_blur_f32_device(&a.upload_f32(&img).unwrap(), &GaussianBlur::new(0));
+        let same = a.download_f32(&same.unwrap()).unwrap();
+        assert!(
+            same_bits(same.as_raw(), img.as_raw()),
+            "radius 0 on {}",
+            a.backend()
+        );
     }
 }
 

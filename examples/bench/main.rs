@@ -131,6 +131,12 @@ fn cases() -> Vec<Case> {
             run: |e, i| blur_f32_case(e, i, 8),
         },
         Case {
+            name: "blur_f32_device_w8",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_device_case(e, i, 8),
+        },
+        Case {
             name: "histogram_rgba",
             bytes_per_pixel: 4.0,
             content: Content::Random,
@@ -249,7 +255,48 @@ fn radius_cases() -> Vec<Case> {
         blur_case!("blur_w40", 40),
         blur_case!("blur_w48", 48),
         blur_case!("blur_w64", 64),
+        Case {
+            name: "blur_f32_device_w2",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_device_case(e, i, 2),
+        },
+        Case {
+            name: "blur_f32_device_w25",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_device_case(e, i, 25),
+        },
     ]
+}
+
+/// The f32 blur of an f32 image kept on the engine (`Engine::upload_f32` once per thread and
+/// size, not timed after the first call): the result stays there, nothing crosses the bus.
+fn blur_f32_device_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()> {
+    use std::cell::RefCell;
+    thread_local! {
+        static DEV: RefCell<Option<clpix::DeviceImageF32>> = const { RefCell::new(None) };
+    }
+    let (w, h) = (i.width(), i.height());
+    DEV.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.as_ref().is_none_or(|d| (d.width(), d.height()) != (w, h)) {
+            *c = None; // the old image goes before the new one is made
+            let host = match i {
+                ImageInput::Host(v) => v.to_image(),
+                ImageInput::Device(d) => e.download(d)?,
+            };
+            let f = image::DynamicImage::ImageRgba8(host).into_rgba32f();
+            *c = Some(e.upload_f32(&f)?);
+        }
+        let d = c.as_ref().ok_or(clpix::Error::EmptyImage {
+            operation: "blur_f32_device",
+            width: w,
+            height: h,
+        })?;
+        e.gaussian_blur_f32_device(d, &clpix::GaussianBlur::new(radius))
+            .map(drop)
+    })
 }
 
 /// The f32 blur takes host f32 images only: the RGBA8 input converted once per thread and

@@ -4,6 +4,7 @@
 use super::{lock, ClEngine};
 use crate::error::{Error, Result};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
+use std::sync::Mutex;
 
 /// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
 /// look-backs): each launch gets a fresh epoch, which its words carry, so a word left by an
@@ -45,41 +46,74 @@ impl WordFormat {
 // kernel pool, whose kernels are only used by one thread at a time behind the mutex.
 unsafe impl Send for ClEngine {}
 unsafe impl Sync for ClEngine {}
-/// Idle image buffers an engine keeps (see [`ClEngine::image_buffer`]).
+/// Idle image buffers of a type an engine keeps (see [`ClEngine::image_buffer`]).
 const IMAGE_BUFFERS_KEPT: usize = 8;
 
+/// Idle image buffers of one element type, by element count.
+pub(crate) type ImagePool<T> = Mutex<Vec<(usize, Buffer<T>)>>;
+
+/// The element types of images on a device, each with its engine's pool of idle buffers.
+pub(crate) trait ImageElement: Sized {
+    /// Whether CPU devices keep them too: RGBA8 parts there are host memory that the
+    /// allocator recycles; a fresh f32 result of 4096² on PoCL took 7 ms a call more than
+    /// the blur's 5 ms (page faults of its first write).
+    const POOLED_ON_CPU_DEVICES: bool;
+    fn pool(cl: &ClEngine) -> &ImagePool<Self>;
+}
+
+impl ImageElement for u32 {
+    const POOLED_ON_CPU_DEVICES: bool = false;
+    fn pool(cl: &ClEngine) -> &ImagePool<u32> {
+        &cl.image_buffers
+    }
+}
+
+impl ImageElement for f32 {
+    const POOLED_ON_CPU_DEVICES: bool = true;
+    fn pool(cl: &ClEngine) -> &ImagePool<f32> {
+        &cl.f32_image_buffers
+    }
+}
+
 impl ClEngine {
-    /// A buffer of exactly `count` u32 for an image's pixels (an uploaded part, a blur's
-    /// result), reused from one that an image of the same size gave back
+    /// A buffer of exactly `count` elements for an image (an uploaded part, a blur's result, an
+    /// f32 image), reused from one that an image of the same size and type gave back
     /// ([`give_image_buffer`](Self::give_image_buffer)) where there is one: frames of a stream
-    /// then allocate and free nothing (a CUDA context synchronises on every free).
-    pub(crate) fn image_buffer(&self, count: usize, what: &'static str) -> Result<Buffer<u32>> {
-        let count = count.max(1);
-        let found = {
-            let mut pool = lock(&self.image_buffers);
-            pool.iter()
-                .position(|(c, _)| *c == count)
-                .map(|i| pool.swap_remove(i).1)
-        };
-        match found {
+    /// then allocate and free nothing (a CUDA context synchronises on every free; a fresh
+    /// buffer on a CPU device faults in every page at its first write).
+    pub(crate) fn image_buffer<T: ImageElement>(
+        &self,
+        count: usize,
+        what: &'static str,
+    ) -> Result<Buffer<T>> {
+        match self.pooled_image_buffer(count) {
             Some(b) => Ok(b),
-            None => self.buffer::<u32>(count, what),
+            None => self.buffer::<T>(count.max(1), what),
         }
     }
 
-    /// Keeps an idle image buffer of `count` u32 for [`image_buffer`](Self::image_buffer):
-    /// at most [`IMAGE_BUFFERS_KEPT`], and no more than an eighth of the device's memory in
-    /// all (the oldest go first). Every command using it has completed (operations wait for
-    /// their own before they return).
-    pub(crate) fn give_image_buffer(&self, count: usize, buf: Buffer<u32>) {
+    /// An idle image buffer of exactly `count` elements from the pool, if there is one.
+    pub(crate) fn pooled_image_buffer<T: ImageElement>(&self, count: usize) -> Option<Buffer<T>> {
         let count = count.max(1);
-        let bytes = |c: usize| c as u64 * 4;
-        let budget = self.info.global_mem_bytes / 8;
-        if bytes(count) > budget || self.grid.contiguous {
-            return; // CPU devices: host memory, which the allocator recycles anyway
+        let mut pool = lock(T::pool(self));
+        pool.iter()
+            .position(|(c, _)| *c == count)
+            .map(|i| pool.swap_remove(i).1)
+    }
+
+    /// Keeps an idle image buffer of `count` elements for
+    /// [`image_buffer`](Self::image_buffer): at most [`IMAGE_BUFFERS_KEPT`] of a type, and no
+    /// more than a sixteenth of the device's memory (the oldest go first). Every command using
+    /// it has completed (operations wait for their own before they return).
+    pub(crate) fn give_image_buffer<T: ImageElement>(&self, count: usize, buf: Buffer<T>) {
+        let count = count.max(1);
+        let bytes = |c: usize| (c * std::mem::size_of::<T>()) as u64;
+        let budget = self.info.global_mem_bytes / 16;
+        if bytes(count) > budget || (self.grid.contiguous && !T::POOLED_ON_CPU_DEVICES) {
+            return;
         }
         self.settle_before_pooling();
-        let mut pool = lock(&self.image_buffers);
+        let mut pool = lock(T::pool(self));
         pool.push((count, buf));
         while pool.len() > IMAGE_BUFFERS_KEPT
             || pool.iter().map(|(c, _)| bytes(*c)).sum::<u64>() > budget

@@ -34,7 +34,7 @@ use crate::config::{KernelLayout, Tuning};
 use crate::error::{Error, Result};
 use device::discovered;
 use lanes::{Lane, Lanes};
-use memory::TileWords;
+use memory::{ImagePool, TileWords};
 pub(crate) use memory::{Scratch, ScratchKind, WordFormat};
 use opencl3::context::Context;
 use opencl3::device::Device;
@@ -98,7 +98,9 @@ pub(crate) struct ClEngine {
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Idle image buffers by element count (see [`ClEngine::image_buffer`]).
-    image_buffers: Mutex<Vec<(usize, Buffer<u32>)>>,
+    image_buffers: ImagePool<u32>,
+    /// Idle f32 image buffers by element count.
+    f32_image_buffers: ImagePool<f32>,
     /// Address ranges of the pinned host memory handed out (see `pinned`).
     pinned: Mutex<Vec<(usize, usize)>>,
     /// Build logs of program variants that did not build, so that a caller falling back to
@@ -248,6 +250,7 @@ impl ClEngine {
             failed_variants: Mutex::new(HashMap::new()),
             pinned: Mutex::new(Vec::new()),
             image_buffers: Mutex::new(Vec::new()),
+            f32_image_buffers: Mutex::new(Vec::new()),
             partials: Mutex::new(Vec::new()),
             tile_words: Mutex::new(Default::default()),
             staging_slot: staging_slot(info, tuning.staging),

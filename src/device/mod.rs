@@ -5,6 +5,7 @@
 
 mod array;
 mod image;
+mod image_f32;
 mod parts;
 mod pinned;
 
@@ -12,5 +13,7 @@ pub use array::DeviceArray;
 pub(crate) use array::{check_array_len, download, ArrayStorage, PooledBuffer};
 pub(crate) use image::Storage;
 pub use image::{DeviceImage, ImageInput};
+pub use image_f32::DeviceImageF32;
+pub(crate) use image_f32::StorageF32;
 pub(crate) use parts::{host_copy, DeviceParts, Part};
 pub use pinned::PinnedImage;

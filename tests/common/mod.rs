@@ -399,13 +399,20 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
             let p = img.get_pixel(x, y).0;
             image::Rgba(p.map(|c| c as f32 / 7.0 - 3.0))
         });
-        e.gaussian_blur_f32(&f, &GaussianBlur::new(4).border(Border::Reflect))
-            .map(|o| {
-                o.into_raw()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect::<Vec<u32>>()
-            })
+        let bits = |o: image::Rgba32FImage| {
+            o.into_raw()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<u32>>()
+        };
+        let blur = GaussianBlur::new(4).border(Border::Reflect);
+        // The same blur of the image uploaded, kept on the device, read back.
+        let on_device = e
+            .upload_f32(&f)
+            .and_then(|d| e.gaussian_blur_f32_device(&d, &blur))
+            .and_then(|d| e.download_f32(&d))
+            .map(bits);
+        (e.gaussian_blur_f32(&f, &blur).map(bits), on_device)
     });
     vec![
         format!(

@@ -207,6 +207,58 @@ pub(super) fn fixed_weights_buffer(
     Ok(buf)
 }
 
+/// The f32 blur's weights on the device; an error on a device that flushes denormals (it would
+/// give other bits on such inputs).
+fn f32_weights(cl: &Arc<ClEngine>, blur: &GaussianBlur) -> Result<opencl3::memory::Buffer<f32>> {
+    if !cl.info.f32_denormals {
+        return Err(cl.limit_error(
+            Format::RgbaF32.h_kernels().0,
+            "f32 denormals kept (CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG)",
+            1,
+            0,
+        ));
+    }
+    let wt = blur.weights_f32()?;
+    let mut wbuf = cl.buffer::<f32>(wt.len(), "blur weights")?;
+    cl.write(&mut wbuf, 0, &wt)?;
+    Ok(wbuf)
+}
+
+/// Blurs the f32 image of `width` × `height` pixels in `src` (one buffer) into a new buffer on
+/// the same device; nothing crosses the bus. Waits for its kernels.
+pub(super) fn cl_blur_f32_device(
+    cl: &Arc<ClEngine>,
+    src: &opencl3::memory::Buffer<f32>,
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+) -> Result<opencl3::memory::Buffer<f32>> {
+    let values = 4 * width as usize * height as usize;
+    let mut dst = match cl.pooled_image_buffer::<f32>(values) {
+        Some(b) => b,
+        None => large_buffer::<f32>(cl, values.max(1), "the blurred f32 image")?,
+    };
+    if values == 0 {
+        return Ok(dst);
+    }
+    if blur.radius == 0 {
+        cl.copy(src, &mut dst, values)?;
+        return Ok(dst);
+    }
+    let wbuf = f32_weights(cl, blur)?;
+    cl_passes::<f32, f32>(
+        cl,
+        Format::RgbaF32,
+        src,
+        &dst,
+        Arg::buf(&wbuf),
+        width,
+        height,
+        blur,
+        16,
+    )?;
+    Ok(dst)
+}
+
 pub(super) fn cl_blur_f32(
     cl: &Arc<ClEngine>,
     img: &Rgba32FImage,
@@ -217,19 +269,8 @@ pub(super) fn cl_blur_f32(
     if n == 0 || blur.radius == 0 {
         return Ok(img.clone());
     }
-    if !cl.info.f32_denormals {
-        // A device that flushes denormals would give other bits on such inputs.
-        return Err(cl.limit_error(
-            Format::RgbaF32.h_kernels().0,
-            "f32 denormals kept (CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG)",
-            1,
-            0,
-        ));
-    }
     let limit = cl.max_buffer_bytes;
-    let wt = blur.weights_f32()?;
-    let mut wbuf = cl.buffer::<f32>(wt.len(), "blur weights")?;
-    cl.write(&mut wbuf, 0, &wt)?;
+    let wbuf = f32_weights(cl, blur)?;
     let out = if n as u64 * 16 > limit {
         let src = img.as_raw();
         let m = 4 * width as usize;

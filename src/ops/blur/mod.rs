@@ -63,8 +63,8 @@
 
 use crate::cl::{Arg, ClEngine, Defines, Kernel, ProgramId, ScratchKind};
 use crate::cpu::{advise_huge_pages, alloc_zeroed};
-use crate::device::{DeviceImage, ImageInput, Storage};
-use crate::engine::{Engine, HostPixels};
+use crate::device::{DeviceImage, DeviceImageF32, ImageInput, Storage, StorageF32};
+use crate::engine::{download_f32, Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use image::{Rgba32FImage, RgbaImage};
@@ -454,6 +454,74 @@ impl Engine {
             || cpu_blur_f32(img, blur),
             |cl| cl_blur_f32(cl, img, blur),
         )
+    }
+
+    /// [`gaussian_blur_f32`](Self::gaussian_blur_f32) of an f32 image held by the engine; the
+    /// result is a new image on the same engine (device memory on OpenCL: nothing crosses the
+    /// bus, so a pipeline uploads once and downloads once). The same bits as the host call.
+    /// An image of another engine is read back and blurred here.
+    ///
+    /// ```
+    /// use clpix::{Engine, GaussianBlur};
+    /// let engine = Engine::new()?;
+    /// let img = image::Rgba32FImage::from_fn(16, 9, |x, y| image::Rgba([x as f32, y as f32, 0.5, 1.0]));
+    /// let dev = engine.upload_f32(&img)?;
+    /// let twice = engine.gaussian_blur_f32_device(
+    ///     &engine.gaussian_blur_f32_device(&dev, &GaussianBlur::new(3))?,
+    ///     &GaussianBlur::new(1),
+    /// )?;
+    /// let host = engine.gaussian_blur_f32(
+    ///     &engine.gaussian_blur_f32(&img, &GaussianBlur::new(3))?,
+    ///     &GaussianBlur::new(1),
+    /// )?;
+    /// assert_eq!(engine.download_f32(&twice)?, host);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn gaussian_blur_f32_device(
+        &self,
+        img: &DeviceImageF32,
+        blur: &GaussianBlur,
+    ) -> Result<DeviceImageF32> {
+        blur.check()?;
+        let (width, height) = (img.width, img.height);
+        let on_host = |host: &Rgba32FImage| {
+            Ok(DeviceImageF32 {
+                width,
+                height,
+                storage: StorageF32::Host(cpu_blur_f32(host, blur)?),
+            })
+        };
+        match &self.backend {
+            Backend::OpenCl(cl) => match img.buffer_on(cl) {
+                Some(src) => self.dispatch(
+                    "gaussian_blur_f32_device",
+                    || on_host(&download_f32(img)?),
+                    |cl| {
+                        let buffer = cl_blur_f32_device(cl, src, (width, height), blur)?;
+                        Ok(DeviceImageF32 {
+                            width,
+                            height,
+                            storage: StorageF32::OpenCl {
+                                owner: cl.clone(),
+                                buffer,
+                            },
+                        })
+                    },
+                ),
+                // Another engine's image: read back, blurred and kept here.
+                None => {
+                    let host = download_f32(img)?;
+                    self.upload_f32(&self.gaussian_blur_f32(&host, blur)?)
+                }
+            },
+            Backend::Cpu => {
+                crate::cl::set_last_kernel_ns(None);
+                match &img.storage {
+                    StorageF32::Host(host) => on_host(host),
+                    StorageF32::OpenCl { .. } => on_host(&download_f32(img)?),
+                }
+            }
+        }
     }
 }
 
