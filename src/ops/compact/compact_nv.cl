@@ -230,16 +230,10 @@ void compact_relocate_warps(__global const uint* px, uint n, uint wmin, __global
 #ifndef CLPIX_LOOKBACK_BATCH
 #define CLPIX_LOOKBACK_BATCH 2u
 #endif
-/* Re-reads of a silent predecessor's word before counting its tile here. H200: 0 re-reads
-   took 0.295 ms against 0.168-0.178 with 32 (most predecessors are still loading, not
-   absent); 4 and 128 were no different from 32. */
-#ifndef CLPIX_LOOKBACK_SPIN
-#define CLPIX_LOOKBACK_SPIN 32u
-#endif
-/* Tests: never trust the words of odd tiles, so that the fallback runs wherever it can. */
-#ifndef CLPIX_LOOKBACK_DISTRUST_ODD
-#define CLPIX_LOOKBACK_DISTRUST_ODD 0
-#endif
+/* CLPIX_LOOKBACK_SPIN (re-reads of a silent predecessor's word before counting its tile here)
+   and CLPIX_LOOKBACK_DISTRUST_ODD (tests) come from lookback.cl, pasted before this file.
+   H200: 0 re-reads took 0.295 ms against 0.168-0.178 with 32 (most predecessors are still
+   loading, not absent); 4 and 128 were no different from 32. */
 
 /* Tile t's status and value, or 0 where its word is from another launch. */
 inline uint lb_read(volatile __global ulong* state, int tile, uint epoch) {

@@ -29,7 +29,8 @@
 /* The tile's value: the sum of its elements, or the number of its kept pixels. */
 #define PLB_SUM 0u
 #define PLB_KEPT 1u
-/* Re-reads of a silent predecessor's word before computing its value here. */
+/* Re-reads of a silent predecessor's word before computing its value here (also NVIDIA's
+   look-back's, compact_nv.cl). */
 #ifndef CLPIX_LOOKBACK_SPIN
 #define CLPIX_LOOKBACK_SPIN 32u
 #endif
