@@ -236,6 +236,10 @@ pub struct BlurTuning {
     /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores, as (horizontal, vertical); forced on another device it is an error.
     pub tensor: Option<(bool, bool)>,
+    /// `CLPIX_BLUR_F32=fused|two-pass`: the f32 blur on GPUs in one kernel (`Some(true)`,
+    /// where it fits: w ≤ 16 and the device's local memory) or in two passes. `None`: fused
+    /// up to w = 2, where it was faster (H200), else two passes.
+    pub f32_fused: Option<bool>,
 }
 
 /// The GPU RGBA8 blur's kernels (`CLPIX_BLUR_GPU`).
@@ -555,6 +559,11 @@ impl BlurTuning {
                     ("horizontal", (true, false)),
                     ("vertical", (false, true)),
                 ]),
+            )?,
+            f32_fused: env_parse(
+                "CLPIX_BLUR_F32",
+                "fused or two-pass",
+                one_of(&[("fused", true), ("two-pass", false)]),
             )?,
         })
     }

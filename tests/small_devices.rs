@@ -171,6 +171,19 @@ fn every_operation_and_variant_on_small_inputs() {
         }
     }
 
+    // The f32 blur in one kernel (forced beyond its default radius) and in two passes.
+    let f = image::Rgba32FImage::from_fn(45, 37, |x, y| {
+        image::Rgba([x as f32 / 3.0, y as f32 * 1e-3, -(x as f32), 1.0])
+    });
+    for fused in [true, false] {
+        let es = engines(&tuned(|t| t.blur.f32_fused = Some(fused)), false);
+        for (w, border) in [(2u32, Border::Zero), (9, Border::Reflect)] {
+            let blur = GaussianBlur::new(w).border(border);
+            let label = format!("f32 fused {fused} w = {w}");
+            same_as_cpu(&es, &label, |e| e.gaussian_blur_f32(&f, &blur));
+        }
+    }
+
     // What the simulator reported, if it wrote a log.
     if let Some(log) = std::env::var_os("OCLGRIND_LOG") {
         let text = std::fs::read_to_string(&log).unwrap_or_default();

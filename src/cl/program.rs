@@ -170,6 +170,7 @@ impl ProgramId {
             ],
             ProgramId::Blur => &[
                 ("blur.cl", include_str!("../ops/blur/blur.cl")),
+                ("blur_f32.cl", include_str!("../ops/blur/blur_f32.cl")),
                 ("blur_nv.cl", include_str!("../ops/blur/blur_nv.cl")),
             ],
             ProgramId::Select => &[("select.cl", include_str!("../ops/select/select.cl"))],

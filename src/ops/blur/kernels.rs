@@ -6,6 +6,7 @@ use crate::cl::{Kernel, ProgramId};
 pub(crate) const BLUR_BAND_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_u8");
 pub(crate) const BLUR_BAND_V_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_f32");
 pub(crate) const BLUR_BAND_V_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_u8");
+pub(crate) const BLUR_FUSED_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_f32");
 pub(crate) const BLUR_FUSED_REG_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_reg_u8");
 pub(crate) const BLUR_H_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_h_f32");
 pub(crate) const BLUR_H_F32_DIRECT: Kernel = Kernel::new(ProgramId::Blur, "blur_h_f32_direct");
@@ -26,6 +27,7 @@ pub(crate) const ALL: &[Kernel] = &[
     BLUR_BAND_U8,
     BLUR_BAND_V_F32,
     BLUR_BAND_V_U8,
+    BLUR_FUSED_F32,
     BLUR_FUSED_REG_U8,
     BLUR_H_F32,
     BLUR_H_F32_DIRECT,
