@@ -262,6 +262,18 @@ fn radius_cases() -> Vec<Case> {
             run: |e, i| blur_f32_device_case(e, i, 2),
         },
         Case {
+            name: "blur_f32_device_w3",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_device_case(e, i, 3),
+        },
+        Case {
+            name: "blur_f32_device_w4",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_device_case(e, i, 4),
+        },
+        Case {
             name: "blur_f32_device_w25",
             bytes_per_pixel: 32.0,
             content: Content::Random,
