@@ -101,6 +101,18 @@ macro_rules! blur_case {
     };
 }
 
+/// The f32 blur of an image kept on the engine (see [`blur_f32_device_case`]).
+macro_rules! blur_f32_device_case {
+    ($name:literal, $w:literal) => {
+        Case {
+            name: $name,
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_device_case(e, i, $w),
+        }
+    };
+}
+
 fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -130,12 +142,7 @@ fn cases() -> Vec<Case> {
             content: Content::Random,
             run: |e, i| blur_f32_case(e, i, 8),
         },
-        Case {
-            name: "blur_f32_device_w8",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_device_case(e, i, 8),
-        },
+        blur_f32_device_case!("blur_f32_device_w8", 8),
         Case {
             name: "histogram_rgba",
             bytes_per_pixel: 4.0,
@@ -255,30 +262,10 @@ fn radius_cases() -> Vec<Case> {
         blur_case!("blur_w40", 40),
         blur_case!("blur_w48", 48),
         blur_case!("blur_w64", 64),
-        Case {
-            name: "blur_f32_device_w2",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_device_case(e, i, 2),
-        },
-        Case {
-            name: "blur_f32_device_w3",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_device_case(e, i, 3),
-        },
-        Case {
-            name: "blur_f32_device_w4",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_device_case(e, i, 4),
-        },
-        Case {
-            name: "blur_f32_device_w25",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_device_case(e, i, 25),
-        },
+        blur_f32_device_case!("blur_f32_device_w2", 2),
+        blur_f32_device_case!("blur_f32_device_w3", 3),
+        blur_f32_device_case!("blur_f32_device_w4", 4),
+        blur_f32_device_case!("blur_f32_device_w25", 25),
     ]
 }
 

@@ -233,18 +233,19 @@ pub(super) fn cl_blur_f32_device(
     blur: &GaussianBlur,
 ) -> Result<opencl3::memory::Buffer<f32>> {
     let values = 4 * width as usize * height as usize;
+    let wbuf = match values > 0 && blur.radius > 0 {
+        true => Some(f32_weights(cl, blur)?),
+        false => None,
+    };
     let mut dst = match cl.pooled_image_buffer::<f32>(values) {
         Some(b) => b,
         None => large_buffer::<f32>(cl, values.max(1), "the blurred f32 image")?,
     };
-    if values == 0 {
-        return Ok(dst);
-    }
-    if blur.radius == 0 {
+    let Some(wbuf) = wbuf else {
+        // Empty, or radius 0: a copy on the device.
         cl.copy(src, &mut dst, values)?;
         return Ok(dst);
-    }
-    let wbuf = f32_weights(cl, blur)?;
+    };
     cl_passes::<f32, f32>(
         cl,
         Format::RgbaF32,

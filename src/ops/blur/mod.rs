@@ -508,11 +508,8 @@ impl Engine {
                         })
                     },
                 ),
-                // Another engine's image: read back, blurred and kept here.
-                None => {
-                    let host = download_f32(img)?;
-                    self.upload_f32(&self.gaussian_blur_f32(&host, blur)?)
-                }
+                // Another engine's image: read back, uploaded here once and blurred here.
+                None => self.gaussian_blur_f32_device(&self.upload_f32(&download_f32(img)?)?, blur),
             },
             Backend::Cpu => {
                 crate::cl::set_last_kernel_ns(None);

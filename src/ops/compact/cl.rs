@@ -183,44 +183,53 @@ pub(super) fn cl_lookback(
     events: &mut Vec<Event>,
 ) -> Result<usize> {
     let wg = cl.grid.wg;
-    let nvidia = mode == Relocation::LookBack;
-    let rounds = group_lookback_rounds(cl, out.with_idx);
-    let tile = match nvidia {
-        true => lookback_tile(cl, out.with_idx),
-        false => wg * 8 * rounds,
+    // The kernel, its tile, its outputs (with their local staging) and its words' format: the
+    // status and count at bit `shift`, the epoch above them.
+    let (kernel, tile, outputs, variant, (format, shift)) = match mode {
+        Relocation::LookBack => {
+            let tile = lookback_tile(cl, out.with_idx);
+            // Rounds of 4 words a work-item (with indices, half the rounds, twice).
+            let (kernel, outputs) = match out.with_idx {
+                true => (
+                    COMPACT_LOOKBACK_INDEXED,
+                    vec![
+                        Arg::buf(out.idx),
+                        Arg::buf(out.px),
+                        Arg::Local(2 * tile * 4),
+                    ],
+                ),
+                false => (
+                    COMPACT_LOOKBACK,
+                    vec![Arg::buf(out.px), Arg::Local(tile * 4)],
+                ),
+            };
+            let words = (WordFormat::Epoch32, 30);
+            (kernel, tile, outputs, lookback_variant(cl), words)
+        }
+        _ => {
+            let tile = group_lookback_tile(cl, out.with_idx);
+            let rounds = Arg::U32(group_lookback_rounds(cl, out.with_idx) as u32);
+            // A word a pixel of the tile, twice with indices.
+            let (kernel, outputs) = match out.with_idx {
+                true => (
+                    COMPACT_LOOKBACK_GROUP_INDEXED,
+                    vec![
+                        rounds,
+                        Arg::buf(out.idx),
+                        Arg::buf(out.px),
+                        Arg::Local(2 * tile * 4),
+                    ],
+                ),
+                false => (
+                    COMPACT_LOOKBACK_GROUP,
+                    vec![rounds, Arg::buf(out.px), Arg::Local(tile * 4)],
+                ),
+            };
+            let words = (WordFormat::Epoch30, 32);
+            (kernel, tile, outputs, Defines::NONE, words)
+        }
     };
     let tiles = n.div_ceil(tile);
-    // NVIDIA's staging: rounds of 4 words a work-item (with indices, half the rounds, twice).
-    let staged = lookback_tile(cl, out.with_idx) * 4;
-    let (kernel, outputs) = match (nvidia, out.with_idx) {
-        (true, true) => (
-            COMPACT_LOOKBACK_INDEXED,
-            vec![Arg::buf(out.idx), Arg::buf(out.px), Arg::Local(2 * staged)],
-        ),
-        (true, false) => (COMPACT_LOOKBACK, vec![Arg::buf(out.px), Arg::Local(staged)]),
-        // The staging: a word a pixel of the tile, twice with indices.
-        (false, true) => (
-            COMPACT_LOOKBACK_GROUP_INDEXED,
-            vec![
-                Arg::U32(rounds as u32),
-                Arg::buf(out.idx),
-                Arg::buf(out.px),
-                Arg::Local(2 * tile * 4),
-            ],
-        ),
-        (false, false) => (
-            COMPACT_LOOKBACK_GROUP,
-            vec![
-                Arg::U32(rounds as u32),
-                Arg::buf(out.px),
-                Arg::Local(tile * 4),
-            ],
-        ),
-    };
-    let (format, variant, shift) = match nvidia {
-        true => (WordFormat::Epoch32, lookback_variant(cl), 30),
-        false => (WordFormat::Epoch30, Defines::NONE, 32),
-    };
     let mut last = [0u64];
     cl.with_tile_words(format, tiles, |words, epoch| {
         let mut args = vec![

@@ -24,27 +24,36 @@ pub(super) enum Relocation {
     GroupLookBack,
 }
 
-/// Rounds of `CLPIX_WG * 8` pixels a work-group of `compact_lookback_group` stages (its tile):
-/// 4, halved while the staging (a word a pixel, twice with indices) and the kernel's own
-/// arrays do not fit the device's local memory with 1 KiB to spare. With 256 work-items: 4
-/// (32 KiB of staging) for pixels on GPUs with 48 KiB, 2 with indices; 2 and 1 with OpenCL's
-/// minimum of 32 KiB.
-pub(super) fn group_lookback_rounds(cl: &ClEngine, with_idx: bool) -> usize {
+/// Local memory `compact_lookback_group` takes with `rounds` rounds staged: a word a pixel of
+/// its tile (rounds of `CLPIX_WG * 8` pixels), twice with indices, and its own arrays (`sh`,
+/// a word a work-item; `win`, 32 u64s).
+fn group_lookback_bytes(cl: &ClEngine, rounds: usize, with_idx: bool) -> u64 {
     let wg = cl.grid.wg;
-    let fixed = wg * 4 + 32 * 8;
-    let staged = |rounds: usize| rounds * wg * 8 * 4 * if with_idx { 2 } else { 1 };
+    let staged = rounds * wg * 8 * 4 * if with_idx { 2 } else { 1 };
+    (staged + wg * 4 + 32 * 8) as u64
+}
+
+/// Rounds `compact_lookback_group` stages (its tile): 4, halved while they do not fit the
+/// device's local memory with 1 KiB to spare. With 256 work-items: 4 (32 KiB of staging) for
+/// pixels on GPUs with 48 KiB, 2 with indices; 2 and 1 with OpenCL's minimum of 32 KiB.
+pub(super) fn group_lookback_rounds(cl: &ClEngine, with_idx: bool) -> usize {
     let mut rounds = 4;
-    while rounds > 1 && (staged(rounds) + fixed + 1024) as u64 > cl.info.local_mem_bytes {
+    while rounds > 1 && group_lookback_bytes(cl, rounds, with_idx) + 1024 > cl.info.local_mem_bytes
+    {
         rounds /= 2;
     }
     rounds
 }
 
+/// Pixels a work-group of `compact_lookback_group` takes.
+pub(super) fn group_lookback_tile(cl: &ClEngine, with_idx: bool) -> usize {
+    cl.grid.wg * 8 * group_lookback_rounds(cl, with_idx)
+}
+
 /// Whether `compact_lookback_group`'s staging of one round, with indices, fits the device's
 /// local memory (it does on every device with OpenCL's minimum of 32 KiB).
 fn group_lookback_fits(cl: &ClEngine) -> bool {
-    let wg = cl.grid.wg;
-    (wg * 8 * 4 * 2 + wg * 4 + 32 * 8) as u64 <= cl.info.local_mem_bytes
+    group_lookback_bytes(cl, 1, true) <= cl.info.local_mem_bytes
 }
 
 /// Rounds of 4 pixels a work-item `compact_lookback` takes (`LB_ROUNDS_PIXELS` in
@@ -97,24 +106,26 @@ pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
     if cl.grid.contiguous {
         return Ok(Relocation::Group);
     }
-    let atomics = cl.info.has_extension("cl_khr_int64_base_atomics") && group_lookback_fits(cl);
+    let atomics = cl.info.has_extension("cl_khr_int64_base_atomics");
     let needs_atomics = |value: &str| Error::InvalidEnvironment {
         var: "CLPIX_COMPACT_RELOCATE",
         value: value.into(),
         expected: "group or warp on this device: the single passes need \
                    cl_khr_int64_base_atomics (and the portable one 17 KiB of local memory)",
     };
-    let portable = match atomics {
+    let portable = match atomics && group_lookback_fits(cl) {
         true => Relocation::GroupLookBack,
         false => Relocation::Group,
     };
     let forced = match cl.tuning.compact_relocate {
         None => None,
         Some(CompactRelocation::Group) => return Ok(Relocation::Group),
-        Some(CompactRelocation::GroupLookBack) if !atomics => {
-            return Err(needs_atomics("group-lookback"))
+        Some(CompactRelocation::GroupLookBack) => {
+            return match portable {
+                Relocation::GroupLookBack => Ok(portable),
+                _ => Err(needs_atomics("group-lookback")),
+            }
         }
-        Some(CompactRelocation::GroupLookBack) => return Ok(Relocation::GroupLookBack),
         Some(CompactRelocation::Warp) => Some(Relocation::Warp),
         Some(CompactRelocation::LookBack) => Some(Relocation::LookBack),
     };
