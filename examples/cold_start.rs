@@ -28,10 +28,17 @@ struct Cli {
     /// Runs of each cell (the table shows the smallest and the largest).
     #[arg(long, default_value_t = 2)]
     rounds: u32,
+    /// Also list, per operation and condition, the programs its process made ready (kernel,
+    /// variant, origin, ms).
+    #[arg(long)]
+    programs: bool,
     /// Internal: time one operation's first call and print it.
     #[arg(long, hide = true)]
     child: Option<String>,
 }
+
+/// `--programs`: list the programs each child made ready.
+static LIST_PROGRAMS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The operations timed, by name.
 const OPS: &[&str] = &[
@@ -117,6 +124,16 @@ fn child(op: &str) -> Result<(), Box<dyn std::error::Error>> {
     run_op(&e, op, &img)?;
     let op_ms = t.elapsed().as_secs_f64() * 1e3;
     println!("{engine_ms:.1} {op_ms:.1} {}", e.backend());
+    for p in e.programs() {
+        eprintln!(
+            "program {} {} {} {:?} {:.1} ms",
+            p.program,
+            p.kernel.unwrap_or("(every kernel)"),
+            p.variant,
+            p.origin,
+            p.millis
+        );
+    }
     Ok(())
 }
 
@@ -156,6 +173,17 @@ fn measure(
     if !out.status.success() {
         return Err(format!("{op}: {}", String::from_utf8_lossy(&out.stderr)).into());
     }
+    if LIST_PROGRAMS.load(std::sync::atomic::Ordering::Relaxed) {
+        let condition = match driver_dir {
+            Some(_) => "driver cache on",
+            None => "driver cache off",
+        };
+        for line in String::from_utf8_lossy(&out.stderr).lines() {
+            if let Some(p) = line.strip_prefix("program ") {
+                println!("  {op} ({condition}): {p}");
+            }
+        }
+    }
     let mut it = text.trim().splitn(3, ' ');
     let engine: f64 = it.next().unwrap_or("0").parse()?;
     let first: f64 = it.next().unwrap_or("0").parse()?;
@@ -174,6 +202,7 @@ fn range(v: &[f64]) -> String {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
+    LIST_PROGRAMS.store(cli.programs, std::sync::atomic::Ordering::Relaxed);
     if let Some(op) = &cli.child {
         return child(op);
     }

@@ -133,6 +133,9 @@ pub struct Tuning {
     /// `CLPIX_CACHE_MAX_BYTES`: the bound on the cache folder's size (default 512 MiB); the
     /// least recently used entries go first.
     pub cache_max_bytes: Option<u64>,
+    /// `CLPIX_PROGRAMS=kernel|file`: what one program build holds (`None`: a kernel a program
+    /// on GPUs and accelerators, a whole file on CPU devices).
+    pub programs: Option<ProgramUnit>,
 }
 
 /// The persistent program cache's mode (`CLPIX_CACHE`): program binaries kept on disk, so that
@@ -195,6 +198,25 @@ pub enum CompactRelocation {
     /// `group-lookback`: the portable single pass (a range a work-group, the same look-back);
     /// needs `cl_khr_int64_base_atomics`.
     GroupLookBack,
+}
+
+/// What one program build holds (`CLPIX_PROGRAMS`).
+///
+/// ```
+/// let mut tuning = clpix::Tuning::default();
+/// tuning.programs = Some(clpix::ProgramUnit::File); // as CLPIX_PROGRAMS=file
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramUnit {
+    /// `kernel`: each kernel is built on its first launch from its file with the other
+    /// kernels left out, so that a first call compiles only what it runs (the default on GPUs
+    /// and accelerators: NVIDIA's compiler takes time in proportion to the code it is given,
+    /// and an operation launches a few of its file's kernels).
+    Kernel,
+    /// `file`: the whole file (every kernel of an operation) in one build (the default on CPU
+    /// devices, whose drivers compile each kernel at its first launch anyway and pay a fixed
+    /// cost per build).
+    File,
 }
 
 /// The exclusive scan's kernels on GPUs (`CLPIX_SCAN`).
@@ -481,12 +503,18 @@ impl Tuning {
         let cache_max_bytes = env_parse("CLPIX_CACHE_MAX_BYTES", "a number of bytes", |v| {
             v.parse().ok()
         })?;
+        let programs = env_parse(
+            "CLPIX_PROGRAMS",
+            "kernel or file",
+            one_of(&[("kernel", ProgramUnit::Kernel), ("file", ProgramUnit::File)]),
+        )?;
         Ok(Tuning {
             build_wait: env_switch("CLPIX_BUILD_WAIT"),
             specialise_after,
             cache: cache.unwrap_or_default(),
             cache_dir: env_path("CLPIX_CACHE_DIR"),
             cache_max_bytes,
+            programs,
             max_work_group,
             max_local_memory,
             kernel_dir: env_path("CLPIX_KERNEL_DIR"),
@@ -640,6 +668,7 @@ mod tests {
             ("CLPIX_MAX_LOCAL_MEMORY", "32k", "32768"),
             ("CLPIX_CACHE", "no", "readonly"),
             ("CLPIX_CACHE_MAX_BYTES", "1G", "1000000"),
+            ("CLPIX_PROGRAMS", "kernels", "file"),
         ];
         for (var, bad, good) in vars {
             std::env::set_var(var, bad);

@@ -1,6 +1,6 @@
 //! The [`Engine`]: which backend runs the operations, and how it was chosen.
 
-use crate::cl::{self, ClEngine, DeviceInfo, DeviceType, ProgramId};
+use crate::cl::{self, ClEngine, Defines, DeviceInfo, DeviceType};
 use crate::config::{env_buffer_cap, EngineConfig, EnvChoice, KernelLayout, Tuning};
 use crate::device::{check_array_len, download, host_copy, ArrayStorage, DeviceArray};
 use crate::device::{DeviceImage, DeviceImageF32, ImageInput, PooledBuffer, Storage, StorageF32};
@@ -203,7 +203,8 @@ impl Engine {
             config.layout,
             config.resolved_tuning()?,
         )?);
-        cl.program(ProgramId::Reduce)?;
+        // The first kernel most callers run: a device whose compiler fails shows it here.
+        cl.program_for(crate::ops::reduce::kernels::LUMA_ARGBEST, Defines::NONE)?;
         Ok(Engine {
             backend: Backend::OpenCl(cl),
             info: BackendInfo {

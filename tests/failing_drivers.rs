@@ -115,9 +115,9 @@ fn broken_kernel_dir(program: &str) -> PathBuf {
     let broken = format!("{program}.cl");
     common::kernel_dir_copy(&format!("broken-{program}"), |name, text| {
         if name == broken {
-            text.push_str(
-                "\n__kernel void broken(__global uint* p) { p[0] = this_is_not_defined; }\n",
-            );
+            // At file scope, so that it breaks every build of the file: a whole file's, and
+            // each kernel's alone (GPUs build one kernel a program).
+            text.push_str("\n__constant uint broken = this_is_not_defined;\n");
         }
     })
 }

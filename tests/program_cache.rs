@@ -4,11 +4,12 @@
 //! damaged entries (random bytes, truncated) are rebuilt; a read-only cache stores nothing; an
 //! unusable folder means no cache, not an error; several processes filling one empty cache at
 //! once all get the CPU's results and leave whole entries; after `Engine::warm_up`, no call
-//! makes a program ready; a new blur radius is specialised in the background. Each test has its own folder.
+//! makes a program ready; a new blur radius is specialised in the background; one kernel a
+//! program (the GPUs' default) gives the same bits as whole files. Each test has its own folder.
 
 mod common;
 
-use clpix::{Engine, ProgramCache, ProgramOrigin, Tuning};
+use clpix::{Engine, ProgramCache, ProgramOrigin, ProgramUnit, Tuning};
 use common::*;
 use std::path::{Path, PathBuf};
 
@@ -285,4 +286,70 @@ fn a_new_radius_is_specialised_in_the_background() {
             }
         }
     }
+}
+
+/// One kernel a program ([`ProgramUnit::Kernel`], the default on GPUs) on every device, in the
+/// GPU layout, against the CPU: every operation and a scan longer than one work-group's gives
+/// the same bits; each record names its one kernel and none is made twice; a second engine
+/// loads them all from the cache; after `warm_up`, no call (the long scan included) makes a
+/// program ready. Whole files: every record is a file.
+#[test]
+fn one_kernel_a_program_gives_the_same_bits_as_whole_files() {
+    let dir = fresh_dir("unit");
+    let img = make_image(300, 70, 8, Content::Random, 7);
+    let cpu = Engine::cpu();
+    let expected = every_op(&cpu, img.view().into());
+    let long: Vec<u32> = (0..70_001u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 9)
+        .collect();
+    let long_expected = cpu.exclusive_scan(&long).unwrap();
+    let mut tuning = Tuning::default();
+    tuning.programs = Some(ProgramUnit::Kernel);
+    tuning.cache = ProgramCache::All;
+    tuning.cache_dir = Some(dir.clone());
+    for round in 0..2 {
+        for e in &gpu_layout_engines_tuned(&tuning) {
+            assert_eq!(every_op(e, img.view().into()), expected, "{}", e.backend());
+            assert_eq!(e.exclusive_scan(&long).unwrap(), long_expected);
+            e.wait_for_builds();
+            let records = e.programs();
+            assert!(records.iter().all(|r| r.kernel.is_some()), "{records:?}");
+            let mut keys: Vec<_> = records
+                .iter()
+                .map(|r| (r.program, r.kernel, r.variant.clone()))
+                .collect();
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), records.len(), "made twice: {records:?}");
+            if round == 1 {
+                assert!(
+                    records.iter().all(|r| r.origin == ProgramOrigin::Cache),
+                    "{}: {records:?}",
+                    e.backend()
+                );
+            }
+        }
+    }
+    tuning.cache = ProgramCache::Off;
+    tuning.programs = Some(ProgramUnit::File);
+    for e in &gpu_layout_engines_tuned(&tuning) {
+        assert_eq!(every_op(e, img.view().into()), expected, "{}", e.backend());
+        assert!(e.programs().iter().all(|r| r.kernel.is_none()));
+    }
+    tuning.programs = Some(ProgramUnit::Kernel);
+    for e in &gpu_layout_engines_tuned(&tuning) {
+        e.warm_up(&[2, 4, 5, 9]).unwrap();
+        let before = e.programs().len();
+        assert_eq!(every_op(e, img.view().into()), expected, "{}", e.backend());
+        assert_eq!(e.exclusive_scan(&long).unwrap(), long_expected);
+        let after = e.programs();
+        assert_eq!(
+            after.len(),
+            before,
+            "{}: {:?}",
+            e.backend(),
+            &after[before..]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -129,6 +129,11 @@ impl ClEngine {
         }
     }
 
+    /// How many lanes are open.
+    pub(crate) fn lanes_made(&self) -> usize {
+        self.lanes.made().count()
+    }
+
     /// This thread's lane's queue.
     pub(crate) fn queue(&self) -> &CommandQueue {
         &self.lane().queue

@@ -75,7 +75,7 @@ impl ClEngine {
     }
 
     /// [`launch`](Self::launch) for a kernel of a program variant (see
-    /// [`program_variant`](Self::program_variant)).
+    /// [`program_for`](Self::program_for)).
     pub(crate) fn launch_variant(
         &self,
         kernel: Kernel,
@@ -85,7 +85,7 @@ impl ClEngine {
         local: usize,
     ) -> Result<Event> {
         let (program, name) = (kernel.program, kernel.name);
-        let prog = self.program_variant(program, variant)?;
+        let prog = self.program_for(kernel, variant)?;
         let pooled = lock(&self.kernels)
             .get_mut(&(program, variant, name))
             .and_then(|v| v.pop());

@@ -4,7 +4,7 @@
 use super::{lock, ClEngine};
 use crate::error::{Error, Result};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// One u64 word a tile for kernels whose work-groups publish to each other (the single-pass
 /// look-backs): each launch gets a fresh epoch, which its words carry, so a word left by an
@@ -48,6 +48,9 @@ unsafe impl Send for ClEngine {}
 unsafe impl Sync for ClEngine {}
 /// Idle image buffers of a type an engine keeps (see [`ClEngine::image_buffer`]).
 const IMAGE_BUFFERS_KEPT: usize = 8;
+
+/// Tables of constants an engine keeps on its device (see [`ClEngine::constant_words`]).
+const CONSTANTS_KEPT: usize = 16;
 
 /// Idle image buffers of one element type, by element count.
 pub(crate) type ImagePool<T> = Mutex<Vec<(usize, Buffer<T>)>>;
@@ -155,15 +158,18 @@ impl ClEngine {
         }
     }
 
-    /// Returns a buffer from [`take_scratch`](Self::take_scratch) for later calls (keeping at
-    /// most two per kind: the largest).
+    /// Returns a buffer from [`take_scratch`](Self::take_scratch) for later calls, keeping
+    /// the largest of a kind: two, or one a lane where more lanes are open (frames in flight on
+    /// three lanes each hold a blur's intermediate; with two kept, the third was freed and made
+    /// again every few frames, and a CUDA context synchronises on every free).
     pub(crate) fn give_scratch(&self, kind: ScratchKind, count: usize, buf: Buffer<u32>) {
         self.settle_before_pooling();
+        let keep = self.lanes_made().max(2);
         let mut pool = lock(&self.scratch);
         let v = pool.entry(kind).or_default();
         v.push((count.max(1), buf));
         v.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
-        v.truncate(2);
+        v.truncate(keep);
     }
 
     /// Runs `f` (which enqueues one kernel) with at least `tiles` tile words of `format` and a
@@ -191,6 +197,29 @@ impl ClEngine {
         let result = f(&buf, words.epoch);
         words.buf = Some((buf, len));
         result
+    }
+
+    /// A read-only device copy of `words` (a blur's weights), made once and shared by every
+    /// later call and lane: a buffer made and freed per call made every call synchronise the
+    /// whole CUDA context at its free, so frames in flight on several lanes waited on each
+    /// other. The last [`CONSTANTS_KEPT`] tables are kept.
+    pub(crate) fn constant_words(&self, words: &[u32]) -> Result<Arc<Buffer<u32>>> {
+        let mut kept = lock(&self.constants);
+        if let Some(i) = kept.iter().position(|(w, _)| w.as_slice() == words) {
+            let entry = kept.remove(i);
+            let buf = Arc::clone(&entry.1);
+            kept.push(entry);
+            return Ok(buf);
+        }
+        let mut buf = self.buffer::<u32>(words.len(), "a table of constants (blur weights)")?;
+        // Blocking: complete before any lane's kernel reads it.
+        self.write(&mut buf, 0, words)?;
+        let buf = Arc::new(buf);
+        kept.push((words.to_vec(), Arc::clone(&buf)));
+        if kept.len() > CONSTANTS_KEPT {
+            kept.remove(0);
+        }
+        Ok(buf)
     }
 
     /// Length of a partials buffer: room for 4 u64s per work-group of the largest grid.

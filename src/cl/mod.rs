@@ -15,6 +15,7 @@ mod memory;
 mod parts;
 mod pinned;
 mod program;
+mod source;
 mod transfer;
 
 pub(crate) use background::SPECIALISE_AFTER;
@@ -30,7 +31,7 @@ pub(crate) use launch::{last_kernel_ns, set_last_kernel_ns, Arg};
 pub(crate) use parts::PartRange;
 pub(crate) use pinned::Pinned;
 
-use crate::config::{KernelLayout, Tuning};
+use crate::config::{KernelLayout, ProgramUnit, Tuning};
 use crate::error::{Error, Result};
 use device::discovered;
 use lanes::{Lane, Lanes};
@@ -43,6 +44,7 @@ use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use opencl3::types::cl_device_id;
 use opencl3::types::cl_mem;
+use program::ProgramKey;
 pub(crate) use program::{Defines, Kernel, ProgramId};
 pub use program::{ProgramOrigin, ProgramRecord};
 use std::collections::HashMap;
@@ -57,6 +59,9 @@ static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
 
 /// A pooled kernel: its program, the program's variant and the kernel's name.
 type KernelKey = (ProgramId, Defines, &'static str);
+
+/// A table of constants on the device, with its words (see [`ClEngine::constant_words`]).
+type ConstantTable = (Vec<u32>, Arc<Buffer<u32>>);
 
 /// Idle scratch buffers by name, each with its element count.
 type ScratchPool = HashMap<ScratchKind, Vec<(usize, Buffer<u32>)>>;
@@ -75,13 +80,15 @@ pub(crate) struct ClEngine {
     pub tuning: Tuning,
     build_options: String,
     kernel_dir: Option<PathBuf>,
+    /// What one program build holds here (the tuning's, or by device type).
+    program_unit: ProgramUnit,
     /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
     serialize_kernels: bool,
     /// The largest image part or band clpix plans for (device limit, or a lower cap for
     /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
     /// checked against the device's own limit only: the cap shapes the plan, not bookkeeping.
     pub max_buffer_bytes: u64,
-    programs: Mutex<HashMap<(ProgramId, Defines), Arc<Program>>>,
+    programs: Mutex<HashMap<ProgramKey, Arc<Program>>>,
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
     kernels: Mutex<HashMap<KernelKey, Vec<ClKernel>>>,
@@ -105,12 +112,15 @@ pub(crate) struct ClEngine {
     pinned: Mutex<Vec<(usize, usize)>>,
     /// Build logs of program variants that did not build, so that a caller falling back to
     /// another kernel does not pay for the failed build again on every call.
-    failed_variants: Mutex<HashMap<(ProgramId, Defines), String>>,
+    failed_variants: Mutex<HashMap<ProgramKey, String>>,
     /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
     /// buffer per call cost more than the kernel on a GPU.
     partials: Mutex<Vec<Buffer<u64>>>,
     /// The single-pass kernels' tile words (see [`ClEngine::with_tile_words`]).
     tile_words: Mutex<[TileWords; 2]>,
+    /// Small read-only tables (a blur's weights) by content, written once (see
+    /// [`ClEngine::constant_words`]).
+    constants: Mutex<Vec<ConstantTable>>,
     /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
     /// (see [`ClEngine::write`]).
     staging_slot: Option<usize>,
@@ -235,6 +245,10 @@ impl ClEngine {
             lanes: Lanes::new(Lane::new(queue)),
             grid,
             build_options,
+            program_unit: tuning.programs.unwrap_or(match info.device_type {
+                DeviceType::Cpu => ProgramUnit::File,
+                _ => ProgramUnit::Kernel,
+            }),
             kernel_dir: tuning.kernel_dir.clone(),
             serialize_kernels: Vendor::of(info) == Vendor::Pocl
                 && driver_major(&info.driver_version) < 6,
@@ -253,6 +267,7 @@ impl ClEngine {
             f32_image_buffers: Mutex::new(Vec::new()),
             partials: Mutex::new(Vec::new()),
             tile_words: Mutex::new(Default::default()),
+            constants: Mutex::new(Vec::new()),
             staging_slot: staging_slot(info, tuning.staging),
             vendor: Vendor::of(info),
             tuning,
@@ -266,7 +281,7 @@ impl ClEngine {
     /// The local memory `kernel` built with the defines `variant` takes on this device
     /// (`CL_KERNEL_LOCAL_MEM_SIZE`: its static local arrays, here).
     pub(crate) fn kernel_local_bytes(&self, kernel: Kernel, variant: Defines) -> Result<u64> {
-        let prog = self.program_variant(kernel.program, variant)?;
+        let prog = self.program_for(kernel, variant)?;
         let k =
             ClKernel::create(&prog, kernel.name).map_err(|e| Error::cl("clCreateKernel", e.0))?;
         k.get_local_mem_size(self.device_id as cl_device_id)

@@ -3,15 +3,20 @@
 
 use super::cache::{CacheKey, DiskCache};
 use super::{lock, ClEngine, Vendor};
-use crate::config::ProgramCache;
+use crate::config::{ProgramCache, ProgramUnit};
 use crate::error::{Error, Result};
 use opencl3::program::Program;
 use opencl3::types::cl_device_id;
 use std::sync::Arc;
+use std::time::Instant;
+
+/// A built program's key: its file, its variant's defines, and the one kernel it holds (`None`:
+/// every kernel of the file).
+pub(crate) type ProgramKey = (ProgramId, Defines, Option<&'static str>);
 
 /// The header every program starts with (pasted in, not `#include`d: no include path to get
 /// wrong).
-const COMMON_H: &str = include_str!("common.h");
+pub(super) const COMMON_H: &str = include_str!("common.h");
 
 /// The OpenCL programs: one `.cl` file each, beside its launcher in `src/ops/<op>/`, embedded
 /// so that a dependent crate and a copied binary work anywhere.
@@ -63,7 +68,7 @@ pub enum ProgramOrigin {
 /// let img = image::RgbaImage::new(8, 8);
 /// engine.brightest(&img)?;
 /// for p in engine.programs() {
-///     println!("{} {} {:?} {:.1} ms", p.program, p.variant, p.origin, p.millis);
+///     println!("{} {:?} {} {:?} {:.1} ms", p.program, p.kernel, p.variant, p.origin, p.millis);
 /// }
 /// # Ok::<(), clpix::Error>(())
 /// ```
@@ -71,6 +76,9 @@ pub enum ProgramOrigin {
 pub struct ProgramRecord {
     /// The program (`reduce`, `histogram`, `compact`, `blur`, `select`).
     pub program: &'static str,
+    /// The one kernel it was built for, or `None` for every kernel of its file (see
+    /// [`ProgramUnit`]).
+    pub kernel: Option<&'static str>,
     /// Its variant's defines (`(no defines)` for the plain program).
     pub variant: String,
     /// Built from source or loaded from the cache.
@@ -126,7 +134,6 @@ impl std::fmt::Display for Defines {
 
 impl ProgramId {
     /// Every program.
-    #[cfg(test)]
     pub(crate) const ALL: [ProgramId; 5] = [
         ProgramId::Reduce,
         ProgramId::Histogram,
@@ -188,65 +195,50 @@ impl ProgramId {
     }
 }
 impl ClEngine {
-    /// The program's source: `common.h` and its files (embedded, or read from the tuning's
-    /// kernel folder), each after a `#line 1` so that build logs name lines of the file.
-    fn source(&self, program: ProgramId) -> Result<String> {
-        let read = |file: &str, embedded: &'static str| match &self.kernel_dir {
-            None => Ok(embedded.to_string()),
-            Some(dir) => {
-                let path = dir.join(file);
-                std::fs::read_to_string(&path).map_err(|e| Error::KernelSource {
-                    path: path.display().to_string(),
-                    reason: e.to_string(),
-                })
+    /// The program that holds `kernel`, built with the named `defines` (a variant: kernels
+    /// specialised on a value known only at run time, such as the fused blur's radius) on first
+    /// use and kept: the kernel alone, or its whole file (see [`ProgramUnit`]).
+    pub(crate) fn program_for(&self, kernel: Kernel, variant: Defines) -> Result<Arc<Program>> {
+        let whole = (kernel.program, variant, None);
+        match self.program_unit {
+            ProgramUnit::File => self.program_keyed(whole),
+            ProgramUnit::Kernel => {
+                // A whole file made ready (see `make_every_file_ready`) serves its kernels.
+                if let Some(p) = lock(&self.programs).get(&whole) {
+                    return Ok(p.clone());
+                }
+                self.program_keyed((kernel.program, variant, Some(kernel.name)))
             }
-        };
-        // The header is pasted in rather than #included: no include path to get wrong.
-        let mut src = read("common.h", COMMON_H)?;
-        for (file, embedded) in program.files() {
-            src.push_str("\n#line 1\n");
-            src.push_str(&read(file, embedded)?);
         }
-        Ok(src)
     }
 
-    /// The built program `name` (its file `<name>.cl`), built on first use and cached.
-    pub(crate) fn program(&self, name: ProgramId) -> Result<Arc<Program>> {
-        self.program_variant(name, Defines::NONE)
-    }
-
-    /// The program `name` built with the named `defines` (a variant), for kernels specialised
-    /// on a value known only at run time (the fused blur on its radius); each variant is built
-    /// on first use and cached.
-    pub(crate) fn program_variant(
-        &self,
-        name: ProgramId,
-        variant: Defines,
-    ) -> Result<Arc<Program>> {
-        if let Some(p) = lock(&self.programs).get(&(name, variant)) {
+    /// The program `key` names, built (or loaded from the cache) on first use and kept.
+    fn program_keyed(&self, key: ProgramKey) -> Result<Arc<Program>> {
+        let (name, variant, unit) = key;
+        if let Some(p) = lock(&self.programs).get(&key) {
             return Ok(p.clone());
         }
-        if let Some(log) = lock(&self.failed_variants).get(&(name, variant)) {
+        if let Some(log) = lock(&self.failed_variants).get(&key) {
             return Err(Error::KernelBuild {
                 program: name.name(),
                 device: self.info.name.clone(),
                 log: log.clone(),
             });
         }
-        let src = self.source(name)?;
+        let src = self.source(name, unit)?;
         let id = self.device_id as cl_device_id;
         let options = match variant.options() {
             d if d.is_empty() => self.build_options.clone(),
             d => format!("{} {d}", self.build_options),
         };
-        let started = std::time::Instant::now();
-        let key = self
+        let started = Instant::now();
+        let cache_key = self
             .disk_cache
             .as_ref()
             .map(|_| CacheKey::new(&src, &options, &self.cache_identity));
-        if let Some(program) = self.load_cached(key.as_ref(), &options) {
-            self.record(name, variant, ProgramOrigin::Cache, started);
-            return Ok(self.keep_program(name, variant, program));
+        if let Some(program) = self.load_cached(cache_key.as_ref(), &options) {
+            self.record(key, ProgramOrigin::Cache, started);
+            return Ok(self.keep_program(key, program));
         }
         let mut program = Program::create_from_source(&self.context, &src)
             .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;
@@ -262,7 +254,7 @@ impl ClEngine {
                 log
             };
             if variant != Defines::NONE {
-                lock(&self.failed_variants).insert((name, variant), log.clone());
+                lock(&self.failed_variants).insert(key, log.clone());
             }
             return Err(Error::KernelBuild {
                 program: name.name(),
@@ -270,22 +262,38 @@ impl ClEngine {
                 log,
             });
         }
-        self.record(name, variant, ProgramOrigin::Source, started);
+        self.record(key, ProgramOrigin::Source, started);
         if self.tuning.build_log {
             let log = program.get_build_log(id).unwrap_or_default();
             eprintln!(
-                "clpix build {} variant {variant} [{options}]:\n{log}",
-                name.name()
+                "clpix build {} {} variant {variant} [{options}]:\n{log}",
+                name.name(),
+                unit.unwrap_or("(every kernel)")
             );
         }
-        let program = self.keep_program(name, variant, program);
+        let program = self.keep_program(key, program);
         // CPU devices store only where asked (see ProgramCache::On).
         let store = self.tuning.cache == ProgramCache::All
             || self.info.device_type != crate::cl::DeviceType::Cpu;
-        if let (Some(cache), Some(key), true) = (&self.disk_cache, key, store) {
-            self.store_in_background(Arc::clone(cache), key, Arc::clone(&program));
+        if let (Some(cache), Some(cache_key), true) = (&self.disk_cache, cache_key, store) {
+            self.store_in_background(Arc::clone(cache), cache_key, Arc::clone(&program));
         }
         Ok(program)
+    }
+
+    /// With one kernel a program ([`ProgramUnit::Kernel`]), makes every file ready whole in its
+    /// plain variant, so that every kernel a call may choose (those chosen by size, such as a
+    /// long array's scan or a huge image's bands, included) is ready; with whole files, nothing
+    /// (a call made its file ready). For [`Engine::warm_up`](crate::Engine::warm_up): a service
+    /// pays once what a short process should not.
+    pub(crate) fn make_every_file_ready(&self) -> Result<()> {
+        if self.program_unit == ProgramUnit::File {
+            return Ok(());
+        }
+        for program in ProgramId::ALL {
+            self.program_keyed((program, Defines::NONE, None))?;
+        }
+        Ok(())
     }
 
     /// Stores `program`'s binary in the cache on a thread of its own: asking PoCL for a
@@ -340,22 +348,18 @@ impl ClEngine {
     }
 
     /// Notes (and logs) a program that is ready, where it came from and how long it took.
-    fn record(
-        &self,
-        name: ProgramId,
-        variant: Defines,
-        origin: ProgramOrigin,
-        started: std::time::Instant,
-    ) {
+    fn record(&self, (name, variant, kernel): ProgramKey, origin: ProgramOrigin, started: Instant) {
         let r = ProgramRecord {
             program: name.name(),
+            kernel,
             variant: variant.to_string(),
             origin,
             millis: started.elapsed().as_secs_f64() * 1e3,
         };
         log::info!(
-            "clpix: {} {} {} in {:.1} ms on {}",
+            "clpix: {} {} {} {} in {:.1} ms on {}",
             r.program,
+            r.kernel.unwrap_or("(every kernel)"),
             r.variant,
             match origin {
                 ProgramOrigin::Source => "built from source",
@@ -381,12 +385,10 @@ impl ClEngine {
     }
 
     /// Keeps a built program in the engine's table and returns it.
-    fn keep_program(&self, name: ProgramId, variant: Defines, program: Program) -> Arc<Program> {
+    fn keep_program(&self, key: ProgramKey, program: Program) -> Arc<Program> {
         let program = Arc::new(program);
         // Two threads may have built it at once; either copy is fine.
-        lock(&self.programs)
-            .entry((name, variant))
-            .or_insert(program.clone());
+        lock(&self.programs).entry(key).or_insert(program.clone());
         program
     }
 
@@ -395,7 +397,7 @@ impl ClEngine {
         self.disk_cache.as_ref().map(|c| c.dir())
     }
 
-    /// Whether this engine runs the variant `variant` of `program`, written for NVIDIA GPUs
+    /// Whether this engine runs `kernel` of the variant `variant`, written for NVIDIA GPUs
     /// (inline PTX: warp ballots, tensor-core products): built on NVIDIA GPUs, where a build
     /// failure falls back to the portable kernels with a `log` warning naming `what`. A variant
     /// `forced` (by a tuning variable, to measure or test it) does not fall back: its build
@@ -405,7 +407,7 @@ impl ClEngine {
     /// (PoCL 5's LLVM did).
     pub(crate) fn nvidia_variant(
         &self,
-        (program, variant): (ProgramId, Defines),
+        (kernel, variant): (Kernel, Defines),
         what: &str,
         forced: Option<Error>,
     ) -> Result<bool> {
@@ -417,7 +419,7 @@ impl ClEngine {
                 Some(_) => {}
             }
         }
-        match self.program_variant(program, variant) {
+        match self.program_for(kernel, variant) {
             Ok(_) => Ok(true),
             Err(e @ Error::KernelBuild { .. }) if !is_forced => {
                 log::warn!(

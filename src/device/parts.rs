@@ -153,11 +153,17 @@ impl ClEngine {
         let Some(largest) = ranges.iter().map(|r| r.pixels()).max() else {
             return Ok(());
         };
-        let mut buffer = self.buffer::<u32>(largest, "an image part")?;
+        // From the engine's idle image buffers, and given back to them: a buffer made and
+        // freed per call synchronised the whole CUDA context at its free, so frames in flight on
+        // several lanes waited on each other.
+        let mut buffer = self.image_buffer::<u32>(largest, "an image part")?;
         for r in ranges {
             self.write_range(&mut buffer, &view, r)?;
             f(&buffer, r)?;
         }
+        // Its kernels may still run: the next user is on the same in-order queue, or (several
+        // lanes) the pool waits for this lane first.
+        self.give_image_buffer(largest, buffer);
         Ok(())
     }
 }

@@ -10,15 +10,16 @@ impl Engine {
     /// Makes ready every OpenCL program the operations need on this engine, and the GPU
     /// blur's programs for each radius in `blur_radii` (RGBA8 and f32), by running each
     /// operation once on a small image (the blur's radius-built programs build in parallel,
-    /// each on its own thread): a service calls it at start so that no later call waits for a
-    /// compiler or runs a generic kernel. Programs come from the persistent cache where they are there
+    /// each on its own thread), where each kernel is a program of its own (GPUs) after every
+    /// file whole, so that the kernels a call chooses by its size are ready too: a service calls
+    /// it at start so that no later call waits for a compiler or runs a generic kernel. Programs come from the persistent cache where they are there
     /// (see [`programs`](Self::programs)). Returns what this call made ready; nothing on the
     /// CPU engine.
     ///
     /// ```
     /// let engine = clpix::Engine::new()?;
     /// for p in engine.warm_up(&[2, 8])? {
-    ///     println!("{} {} {:?} {:.1} ms", p.program, p.variant, p.origin, p.millis);
+    ///     println!("{} {:?} {} {:?} {:.1} ms", p.program, p.kernel, p.variant, p.origin, p.millis);
     /// }
     /// # Ok::<(), clpix::Error>(())
     /// ```
@@ -27,6 +28,12 @@ impl Engine {
             return Ok(Vec::new());
         }
         let before = self.programs().len();
+        // With one kernel a program (GPUs), every file whole first: the kernels the calls below
+        // do not choose (a long array's scan, a huge image's bands) are then ready too, and
+        // the calls build only their variants (radius-built, NVIDIA's).
+        if let crate::engine::Backend::OpenCl(cl) = &self.backend {
+            cl.make_every_file_ready()?;
+        }
         // Large enough for several work-groups and every path's kernels, small enough to take
         // no time beside the builds.
         let img = image::RgbaImage::from_fn(160, 96, |x, y| {

@@ -7,7 +7,8 @@
 //! job's time is measured per engine (a moving average of wall time, which counts the
 //! transfers); an engine not yet measured is assumed [`UNKNOWN_FACTOR`] times slower than the
 //! slowest one measured. CPU engines (rayon, or an OpenCL CPU device) in a pool with a GPU wait
-//! for a GPU's first measurement; the others start at once. A CPU engine also competes with
+//! for a GPU's first measurement and are assumed to take at least [`CPU_FIRST_JOB_SECS`] for
+//! their first job (it may build their programs); the others start at once. A CPU engine also competes with
 //! the GPUs' own host work (copies to and from pageable memory, staging): once it has run, it
 //! stops for the rest of the batch if the pool's measured rate with it is below the GPUs' rate
 //! before it started (H200 with PoCL on 16 cores, 64 frames through a blur with download: 540
@@ -18,6 +19,13 @@ use std::time::Duration;
 
 /// How much slower than the slowest measured engine an unmeasured one is assumed to be.
 pub(crate) const UNKNOWN_FACTOR: f64 = 8.0;
+
+/// Seconds a CPU engine's first job beside a GPU is assumed to take at least: the first job
+/// on a device may build its programs (H200 with PoCL 5 on 16 cores, 64 frames through a blur
+/// with download: the GPU alone took 0.35 s, and the CPU device's one job, its blur program
+/// built first, about 0.4 s, so the batch took 0.42 s). A batch shorter than this on the GPUs
+/// never waits for a CPU engine; a longer one measures it.
+pub(crate) const CPU_FIRST_JOB_SECS: f64 = 2.0;
 
 /// One engine's record.
 #[derive(Debug, Clone)]
@@ -92,6 +100,7 @@ impl Rates {
             Some(s) => s,
             None if me.cpu && gpu_running && slowest == 0.0 => return None,
             None if slowest == 0.0 => return Some(true),
+            None if me.cpu && gpu_running => (slowest * UNKNOWN_FACTOR).max(CPU_FIRST_JOB_SECS),
             None => slowest * UNKNOWN_FACTOR,
         };
         if me.cpu && me.secs.is_some() && gpu_running {
@@ -167,8 +176,10 @@ mod tests {
         assert_eq!(rates.admit(1, 64), None, "the CPU waits for a measurement");
         assert_eq!(rates.admit(0, 64), Some(true), "the GPU starts at once");
         rates.record(0, Duration::from_millis(3));
-        // Unmeasured: assumed 8 × 3 ms = 24 ms; the GPU needs 64 ms for 64 jobs.
-        assert_eq!(rates.admit(1, 64), Some(true));
+        // Unmeasured beside a GPU: assumed 2 s (its programs may build); the GPU needs 64 ms
+        // for 64 jobs, 3 s for 3000.
+        assert_eq!(rates.admit(1, 64), Some(false));
+        assert_eq!(rates.admit(1, 3000), Some(true));
         rates.record(1, Duration::from_millis(50));
         assert_eq!(
             rates.admit(1, 64),
@@ -193,9 +204,9 @@ mod tests {
         let rates = Rates::new(&[(3, false), (1, true)]);
         rates.record(0, Duration::from_millis(5));
         assert_eq!(
-            rates.admit(1, 64),
+            rates.admit(1, 1500),
             Some(true),
-            "not yet measured beside the GPU"
+            "not yet measured beside the GPU: 2.5 s of jobs ahead"
         );
         // Beside the CPU engine the GPU's jobs take 12 ms: 250 + 100 jobs/s < 600 alone.
         rates.record(1, Duration::from_millis(10));

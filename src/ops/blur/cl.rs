@@ -195,21 +195,22 @@ pub(super) fn cl_blur_u8(
 pub(super) fn fixed_weights_buffer(
     cl: &ClEngine,
     blur: &GaussianBlur,
-) -> Result<opencl3::memory::Buffer<u32>> {
+) -> Result<Arc<opencl3::memory::Buffer<u32>>> {
     let q = blur.weights_fixed()?;
     let words: Vec<u32> = q
         .iter()
         .copied()
         .chain(q.iter().map(|&v| (v as f32).to_bits()))
         .collect();
-    let mut buf = cl.buffer::<u32>(words.len(), "blur weights")?;
-    cl.write(&mut buf, 0, &words)?;
-    Ok(buf)
+    cl.constant_words(&words)
 }
 
 /// The f32 blur's weights on the device; an error on a device that flushes denormals (it would
 /// give other bits on such inputs).
-fn f32_weights(cl: &Arc<ClEngine>, blur: &GaussianBlur) -> Result<opencl3::memory::Buffer<f32>> {
+fn f32_weights(
+    cl: &Arc<ClEngine>,
+    blur: &GaussianBlur,
+) -> Result<Arc<opencl3::memory::Buffer<u32>>> {
     if !cl.info.f32_denormals {
         return Err(cl.limit_error(
             Format::RgbaF32.h_kernels().0,
@@ -218,10 +219,9 @@ fn f32_weights(cl: &Arc<ClEngine>, blur: &GaussianBlur) -> Result<opencl3::memor
             0,
         ));
     }
-    let wt = blur.weights_f32()?;
-    let mut wbuf = cl.buffer::<f32>(wt.len(), "blur weights")?;
-    cl.write(&mut wbuf, 0, &wt)?;
-    Ok(wbuf)
+    // The f32 weights' bits: the kernels read them as floats.
+    let bits: Vec<u32> = blur.weights_f32()?.iter().map(|w| w.to_bits()).collect();
+    cl.constant_words(&bits)
 }
 
 /// Blurs the f32 image of `width` × `height` pixels in `src` (one buffer) into a new buffer on

@@ -61,7 +61,7 @@
 //!
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
-use crate::cl::{Arg, ClEngine, Defines, Kernel, ProgramId, ScratchKind};
+use crate::cl::{Arg, ClEngine, Defines, Kernel, ScratchKind};
 use crate::cpu::{advise_huge_pages, alloc_zeroed};
 use crate::device::{DeviceImage, DeviceImageF32, ImageInput, Storage, StorageF32};
 use crate::engine::{download_f32, Backend, Engine, HostPixels};

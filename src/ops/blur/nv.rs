@@ -78,7 +78,7 @@ pub(super) fn tensor_passes(
     if cl.grid.contiguous {
         return Ok(NONE);
     }
-    let refused = Error::InvalidEnvironment {
+    let refused = || Error::InvalidEnvironment {
         var: "CLPIX_BLUR_TENSOR",
         value: match (wanted.horizontal, wanted.vertical) {
             (true, true) => "1",
@@ -89,11 +89,20 @@ pub(super) fn tensor_passes(
         expected: "0 on this device: the tensor-core passes need an NVIDIA GPU, or \
                    -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
     };
-    let built = cl.nvidia_variant(
-        (ProgramId::Blur, plain.with("BLUR_TENSOR", 1)),
-        "the tensor-core blur passes",
-        forced.then_some(refused),
-    )?;
+    let variant = plain.with("BLUR_TENSOR", 1);
+    let mut built = true;
+    for (wants, kernel) in [
+        (wanted.vertical, kernels::BLUR_VM_U8),
+        (wanted.horizontal, kernels::BLUR_HM_U8),
+    ] {
+        if wants && built {
+            built = cl.nvidia_variant(
+                (kernel, variant),
+                "the tensor-core blur passes",
+                forced.then(refused),
+            )?;
+        }
+    }
     Ok(if built { wanted } else { NONE })
 }
 

@@ -57,7 +57,7 @@
 //!
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
-use crate::cl::{radix_local_bytes, u32_arg, Defines, Kernel, ProgramId};
+use crate::cl::{radix_local_bytes, u32_arg, Defines, Kernel};
 use crate::cl::{Arg, ClEngine, Scratch, ScratchKind, WordFormat};
 use crate::cpu::{advise_huge_pages, alloc_zeroed, with_u32_blocks, PIECE};
 use crate::device::ImageInput;

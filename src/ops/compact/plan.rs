@@ -153,8 +153,14 @@ pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
     if forced == Some(Relocation::LookBack) && !atomics {
         return Err(needs_atomics(value));
     }
+    // The kernel the variant would run first stands for it (with one kernel a program, the
+    // others build at their first launch).
+    let first = match (forced, atomics) {
+        (Some(Relocation::Warp), _) | (None, false) => kernels::COMPACT_COUNT_WARPS,
+        _ => kernels::COMPACT_LOOKBACK,
+    };
     let builds = cl.nvidia_variant(
-        (ProgramId::Compact, WARP_RELOCATION),
+        (first, WARP_RELOCATION),
         "the warp relocation",
         forced.is_some().then_some(refused),
     )?;
