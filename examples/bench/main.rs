@@ -137,10 +137,22 @@ fn cases() -> Vec<Case> {
         blur_case!("blur_w8", 8),
         blur_case!("blur_w25", 25),
         Case {
+            name: "blur_f32_w2",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_case(e, i, 2),
+        },
+        Case {
             name: "blur_f32_w8",
             bytes_per_pixel: 32.0,
             content: Content::Random,
             run: |e, i| blur_f32_case(e, i, 8),
+        },
+        Case {
+            name: "blur_f32_w25",
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_case(e, i, 25),
         },
         blur_f32_device_case!("blur_f32_device_w8", 8),
         Case {

@@ -204,20 +204,30 @@ impl ClEngine {
     /// whole CUDA context at its free, so frames in flight on several lanes waited on each
     /// other. The last [`CONSTANTS_KEPT`] tables are kept.
     pub(crate) fn constant_words(&self, words: &[u32]) -> Result<Arc<Buffer<u32>>> {
-        let mut kept = lock(&self.constants);
-        if let Some(i) = kept.iter().position(|(w, _)| w.as_slice() == words) {
-            let entry = kept.remove(i);
+        let kept = |all: &mut Vec<super::ConstantTable>| {
+            let i = all.iter().position(|(w, _)| w.as_slice() == words)?;
+            // The most recently used last.
+            let entry = all.remove(i);
             let buf = Arc::clone(&entry.1);
-            kept.push(entry);
+            all.push(entry);
+            Some(buf)
+        };
+        if let Some(buf) = kept(&mut lock(&self.constants)) {
             return Ok(buf);
         }
+        // Made outside the lock: the blocking write waits for this lane's queue, which other
+        // lanes' calls must not wait for. Two threads may both make one; either is kept.
         let mut buf = self.buffer::<u32>(words.len(), "a table of constants (blur weights)")?;
         // Blocking: complete before any lane's kernel reads it.
         self.write(&mut buf, 0, words)?;
+        let mut all = lock(&self.constants);
+        if let Some(buf) = kept(&mut all) {
+            return Ok(buf);
+        }
         let buf = Arc::new(buf);
-        kept.push((words.to_vec(), Arc::clone(&buf)));
-        if kept.len() > CONSTANTS_KEPT {
-            kept.remove(0);
+        all.push((words.to_vec(), Arc::clone(&buf)));
+        if all.len() > CONSTANTS_KEPT {
+            all.remove(0);
         }
         Ok(buf)
     }
@@ -229,13 +239,16 @@ impl ClEngine {
 
     /// Runs `f` with a reusable buffer of [`partials_len`](Self::partials_len) u64s for
     /// per-group results, then returns the buffer to the pool.
-    pub(crate) fn with_partials<R>(&self, f: impl FnOnce(&Buffer<u64>) -> Result<R>) -> Result<R> {
+    pub(crate) fn with_partials<R>(
+        &self,
+        f: impl FnOnce(&mut Buffer<u64>) -> Result<R>,
+    ) -> Result<R> {
         let pooled = lock(&self.partials).pop();
-        let buffer = match pooled {
+        let mut buffer = match pooled {
             Some(b) => b,
             None => self.buffer::<u64>(self.partials_len(), "per-group partial results")?,
         };
-        let r = f(&buffer);
+        let r = f(&mut buffer);
         if r.is_err() {
             self.settle_before_pooling();
         }

@@ -61,7 +61,7 @@ static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
 type KernelKey = (ProgramId, Defines, &'static str);
 
 /// A table of constants on the device, with its words (see [`ClEngine::constant_words`]).
-type ConstantTable = (Vec<u32>, Arc<Buffer<u32>>);
+pub(crate) type ConstantTable = (Vec<u32>, Arc<Buffer<u32>>);
 
 /// Idle scratch buffers by name, each with its element count.
 type ScratchPool = HashMap<ScratchKind, Vec<(usize, Buffer<u32>)>>;

@@ -329,7 +329,7 @@ pub(super) fn cl_compact(
         };
         // Scan order on GPUs: see `relocation`.
         let mode = match (sorted, kept) {
-            (false, KeptAs::Pixels | KeptAs::Indexed) => relocation(cl)?,
+            (false, KeptAs::Pixels | KeptAs::Indexed) => relocation(cl, with_idx)?,
             _ => Relocation::Group,
         };
         let m = if sorted && !cl.grid.contiguous {

@@ -101,8 +101,9 @@ pub(super) const LOOKBACK_MAX_PIXELS: usize = (1 << 30) - 1;
 /// [`Relocation::GroupLookBack`] where the device has 64-bit atomics, else
 /// [`Relocation::Group`]. `CLPIX_COMPACT_RELOCATE` = `group`, `group-lookback`, `warp` or
 /// `lookback` forces one, to measure or test it; a forced variant that does not build is an
-/// error, so that a measurement never runs the other kernels unnoticed.
-pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
+/// error, so that a measurement never runs the other kernels unnoticed. `with_idx`: whether the
+/// call keeps indices (its kernel is the one whose build decides).
+pub(super) fn relocation(cl: &ClEngine, with_idx: bool) -> Result<Relocation> {
     if cl.grid.contiguous {
         return Ok(Relocation::Group);
     }
@@ -153,14 +154,17 @@ pub(super) fn relocation(cl: &ClEngine) -> Result<Relocation> {
     if forced == Some(Relocation::LookBack) && !atomics {
         return Err(needs_atomics(value));
     }
-    // The kernel the variant would run first stands for it (with one kernel a program, the
-    // others build at their first launch).
+    // The kernel this call will run stands for the variant, in the variant it will run (with
+    // one kernel a program, checking another would build a kernel the call does not need).
     let first = match (forced, atomics) {
-        (Some(Relocation::Warp), _) | (None, false) => kernels::COMPACT_COUNT_WARPS,
-        _ => kernels::COMPACT_LOOKBACK,
+        (Some(Relocation::Warp), _) | (None, false) => {
+            (kernels::COMPACT_COUNT_WARPS, WARP_RELOCATION)
+        }
+        _ if with_idx => (kernels::COMPACT_LOOKBACK_INDEXED, lookback_variant(cl)),
+        _ => (kernels::COMPACT_LOOKBACK, lookback_variant(cl)),
     };
     let builds = cl.nvidia_variant(
-        (first, WARP_RELOCATION),
+        first,
         "the warp relocation",
         forced.is_some().then_some(refused),
     )?;

@@ -38,13 +38,11 @@ pub(super) fn cl_histogram(
     // (a fresh buffer per call costs more than the kernel on a GPU), else in its own.
     let words = BINS / 2;
     let pooled = cl.partials_len() >= words;
-    let run = |hist: &opencl3::memory::Buffer<u64>| -> Result<[u32; BINS]> {
-        let mut events = vec![cl.launch(
-            HIST_CLEAR,
-            &[Arg::buf(hist), Arg::U32(BINS as u32)],
-            t.wg,
-            t.wg,
-        )?];
+    let run = |hist: &mut opencl3::memory::Buffer<u64>| -> Result<[u32; BINS]> {
+        // Zeroed by the driver: a kernel for it cost a build at the first call (50-70 ms on
+        // NVIDIA with its cache cold).
+        let mut events = vec![cl.fill(hist, 0u64, words)?];
+        let hist = &*hist;
         cl.for_each_part(input, |buf, range| {
             let n = range.pixels();
             let groups = groups_for(cl, n, scratch);
@@ -72,6 +70,6 @@ pub(super) fn cl_histogram(
     if pooled {
         cl.with_partials(run)
     } else {
-        run(&cl.buffer::<u64>(words, "a histogram")?)
+        run(&mut cl.buffer::<u64>(words, "a histogram")?)
     }
 }

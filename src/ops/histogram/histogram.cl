@@ -17,11 +17,6 @@
 #define HIST_RGBA_BINS 1024u
 #define HIST_LUMA_BINS 1024u
 
-/* Zeroes the global histogram before the first part (any grid). */
-__kernel void hist_clear(__global uint* hist, uint bins) {
-    for (uint b = get_global_id(0); b < bins; b += get_global_size(0)) hist[b] = 0;
-}
-
 #if CLPIX_CONTIGUOUS
 
 /* CPU devices: work-groups of one work-item walking a contiguous range with two plain

@@ -3,10 +3,9 @@
 
 use crate::cl::{Kernel, ProgramId};
 
-pub(crate) const HIST_CLEAR: Kernel = Kernel::new(ProgramId::Histogram, "hist_clear");
 pub(crate) const HIST_LUMA: Kernel = Kernel::new(ProgramId::Histogram, "hist_luma");
 pub(crate) const HIST_RGBA: Kernel = Kernel::new(ProgramId::Histogram, "hist_rgba");
 
 /// Every kernel above.
 #[cfg(test)]
-pub(crate) const ALL: &[Kernel] = &[HIST_CLEAR, HIST_LUMA, HIST_RGBA];
+pub(crate) const ALL: &[Kernel] = &[HIST_LUMA, HIST_RGBA];
