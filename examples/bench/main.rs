@@ -101,6 +101,18 @@ macro_rules! blur_case {
     };
 }
 
+/// The f32 blur of a host f32 image (see [`blur_f32_case`]).
+macro_rules! blur_f32_case {
+    ($name:literal, $w:literal) => {
+        Case {
+            name: $name,
+            bytes_per_pixel: 32.0,
+            content: Content::Random,
+            run: |e, i| blur_f32_case(e, i, $w),
+        }
+    };
+}
+
 /// The f32 blur of an image kept on the engine (see [`blur_f32_device_case`]).
 macro_rules! blur_f32_device_case {
     ($name:literal, $w:literal) => {
@@ -136,24 +148,9 @@ fn cases() -> Vec<Case> {
         blur_case!("blur_w2", 2),
         blur_case!("blur_w8", 8),
         blur_case!("blur_w25", 25),
-        Case {
-            name: "blur_f32_w2",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_case(e, i, 2),
-        },
-        Case {
-            name: "blur_f32_w8",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_case(e, i, 8),
-        },
-        Case {
-            name: "blur_f32_w25",
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_case(e, i, 25),
-        },
+        blur_f32_case!("blur_f32_w2", 2),
+        blur_f32_case!("blur_f32_w8", 8),
+        blur_f32_case!("blur_f32_w25", 25),
         blur_f32_device_case!("blur_f32_device_w8", 8),
         Case {
             name: "histogram_rgba",
@@ -293,12 +290,7 @@ fn blur_f32_device_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Re
         let mut c = c.borrow_mut();
         if c.as_ref().is_none_or(|d| (d.width(), d.height()) != (w, h)) {
             *c = None; // the old image goes before the new one is made
-            let host = match i {
-                ImageInput::Host(v) => v.to_image(),
-                ImageInput::Device(d) => e.download(d)?,
-            };
-            let f = image::DynamicImage::ImageRgba8(host).into_rgba32f();
-            *c = Some(e.upload_f32(&f)?);
+            *c = Some(e.upload_f32(&f32_image(e, i)?)?);
         }
         let d = c.as_ref().ok_or(clpix::Error::EmptyImage {
             operation: "blur_f32_device",
@@ -321,11 +313,7 @@ fn blur_f32_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()
     F32.with(|c| {
         let mut c = c.borrow_mut();
         if c.as_ref().is_none_or(|f| f.dimensions() != (w, h)) {
-            let host = match i {
-                ImageInput::Host(v) => v.to_image(),
-                ImageInput::Device(d) => e.download(d)?,
-            };
-            *c = Some(image::DynamicImage::ImageRgba8(host).into_rgba32f());
+            *c = Some(f32_image(e, i)?);
         }
         let f = c.as_ref().ok_or(clpix::Error::EmptyImage {
             operation: "blur_f32",
@@ -335,6 +323,15 @@ fn blur_f32_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()
         e.gaussian_blur_f32(f, &clpix::GaussianBlur::new(radius))
             .map(drop)
     })
+}
+
+/// The bench's RGBA8 input as a host f32 image.
+fn f32_image(e: &Engine, i: ImageInput<'_>) -> clpix::Result<image::Rgba32FImage> {
+    let host = match i {
+        ImageInput::Host(v) => v.to_image(),
+        ImageInput::Device(d) => e.download(d)?,
+    };
+    Ok(image::DynamicImage::ImageRgba8(host).into_rgba32f())
 }
 
 fn image(size: u32, content: Content) -> image::RgbaImage {

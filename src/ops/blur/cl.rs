@@ -246,18 +246,30 @@ pub(super) fn cl_blur_f32_device(
         cl.copy(src, &mut dst, values)?;
         return Ok(dst);
     };
+    f32_passes(cl, (src, &dst), &wbuf, (width, height), blur)?;
+    Ok(dst)
+}
+
+/// The f32 blur's kernels from `src` into `dst` (one buffer each, on the device or over host
+/// memory) with the weights `wbuf`.
+fn f32_passes(
+    cl: &Arc<ClEngine>,
+    (src, dst): (&opencl3::memory::Buffer<f32>, &opencl3::memory::Buffer<f32>),
+    wbuf: &opencl3::memory::Buffer<u32>,
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+) -> Result<()> {
     cl_passes::<f32, f32>(
         cl,
         Format::RgbaF32,
         src,
-        &dst,
-        Arg::buf(&wbuf),
+        dst,
+        Arg::buf(wbuf),
         width,
         height,
         blur,
         16,
-    )?;
-    Ok(dst)
+    )
 }
 
 pub(super) fn cl_blur_f32(
@@ -291,39 +303,37 @@ pub(super) fn cl_blur_f32(
         // reads the image where it is and writes the result straight into that memory (PoCL
         // 3.1, 4096², w = 8: 199 ms a call with the copies, the kernels 53 ms).
         let mut out = alloc_zeroed::<f32>(4 * n);
-        // Dropped before `out` and `img`: drains the queue on an error path.
-        let mut drain = cl.queue_drain();
-        let (src, dst) = if cl.uses_host_memory() {
+        if cl.uses_host_memory() {
+            // Dropped before `out` and `img`: drains the queue on an error path.
+            let mut drain = cl.queue_drain();
             drain.armed = true;
             // SAFETY: `img` (borrowed for this call) and `out` hold 4n f32 each and stay
             // allocated and otherwise untouched until their kernels have finished (the
             // blocking read below, or `drain`); `out` is only read into through that blocking
             // read of `dst` into the same memory.
-            unsafe {
+            let (src, dst) = unsafe {
                 (
                     cl.buffer_over_host_read_only(img.as_raw(), "an f32 image")?,
                     cl.buffer_over_host(out.as_mut_ptr(), 4 * n, "the blurred image")?,
                 )
-            }
+            };
+            f32_passes(cl, (&src, &dst), &wbuf, (width, height), blur)?;
+            cl.read(&dst, 0, &mut out)?;
+            drain.armed = false;
+            drop((src, dst));
         } else {
-            let mut src = large_buffer::<f32>(cl, 4 * n, "an f32 image")?;
+            // Uploaded into the engine's idle f32 buffers and blurred as a device image is: no
+            // buffer is made or freed a call once the pool holds them.
+            let mut src = cl.image_buffer::<f32>(4 * n, "an f32 image")?;
             cl.write(&mut src, 0, img.as_raw())?;
-            (src, large_buffer::<f32>(cl, 4 * n, "the blurred image")?)
-        };
-        cl_passes::<f32, f32>(
-            cl,
-            Format::RgbaF32,
-            &src,
-            &dst,
-            Arg::buf(&wbuf),
-            width,
-            height,
-            blur,
-            16,
-        )?;
-        cl.read(&dst, 0, &mut out)?;
-        drain.armed = false;
-        drop((src, dst));
+            let dst = cl_blur_f32_device(cl, &src, (width, height), blur)?;
+            let read = cl.read(&dst, 0, &mut out);
+            if read.is_ok() {
+                cl.give_image_buffer(4 * n, src);
+                cl.give_image_buffer(4 * n, dst);
+            }
+            read?;
+        }
         out
     };
     Rgba32FImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
