@@ -8,18 +8,17 @@ mod common;
 use clpix::{Border, Engine, Error, GaussianBlur, ImageView};
 use common::*;
 use proptest::prelude::*;
-use std::sync::OnceLock;
 
 fn engines() -> &'static [Engine] {
-    static E: OnceLock<Vec<Engine>> = OnceLock::new();
-    E.get_or_init(opencl_engines)
+    static E: SharedEngines = SharedEngines::new();
+    E.get(opencl_engines)
 }
 
 /// Engines with small buffer caps (4 KiB and 16 KiB), in both kernel layouts: every image of
 /// more than a few hundred pixels is blurred in bands, many of them.
 fn capped() -> &'static [Engine] {
-    static E: OnceLock<Vec<Engine>> = OnceLock::new();
-    E.get_or_init(|| {
+    static E: SharedEngines = SharedEngines::new();
+    E.get(|| {
         let mut v = Vec::new();
         if let Ok(list) = clpix::devices() {
             for d in &list {

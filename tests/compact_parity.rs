@@ -10,14 +10,14 @@ use proptest::prelude::*;
 use std::sync::OnceLock;
 
 fn engines() -> &'static [Engine] {
-    static E: OnceLock<Vec<Engine>> = OnceLock::new();
-    E.get_or_init(opencl_engines)
+    static E: SharedEngines = SharedEngines::new();
+    E.get(opencl_engines)
 }
 
 fn capped() -> &'static [Engine] {
     // 4 KiB buffers: 1024 pixels a part, so most test images are split in many parts.
-    static E: OnceLock<Vec<Engine>> = OnceLock::new();
-    E.get_or_init(|| capped_opencl_engines(4096))
+    static E: SharedEngines = SharedEngines::new();
+    E.get(|| capped_opencl_engines(4096))
 }
 
 fn reference(img: &TestImage, threshold: u16, sorted: bool) -> Vec<PixelHit> {

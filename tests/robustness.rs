@@ -7,11 +7,10 @@ mod common;
 use clpix::{Engine, Error, ImageInput, ImageView};
 use common::*;
 use proptest::prelude::*;
-use std::sync::OnceLock;
 
 fn engines() -> &'static [Engine] {
-    static E: OnceLock<Vec<Engine>> = OnceLock::new();
-    E.get_or_init(|| {
+    static E: SharedEngines = SharedEngines::new();
+    E.get(|| {
         let mut v = opencl_engines();
         v.extend(capped_opencl_engines(4096));
         v

@@ -527,7 +527,7 @@ fn per_radius_blur_kernels_match_cpu() {
 fn per_radius_programs_that_do_not_build_fall_back() {
     let cpu = Engine::cpu();
     let dir = kernel_dir_copy("broken-variant", |name, text| {
-        if name == "blur.cl" {
+        if name == "blur_radius.cl" {
             let at = text.find("#ifdef BLUR_W").unwrap() + "#ifdef BLUR_W".len();
             text.insert_str(at, "\nthis does not compile;\n");
         }

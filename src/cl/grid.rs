@@ -15,7 +15,7 @@ pub(crate) struct Grid {
     pub wg: usize,
     /// How many work-groups a grid-stride kernel launches at most (enough to fill the device).
     pub max_groups: usize,
-    /// Pixels a work-item of the GPU radix scatter ranks a tile (`RADIX_PER` in compact.cl).
+    /// Pixels a work-item of the GPU radix scatter ranks a tile (`RADIX_PER` in radix.cl).
     pub radix_per: usize,
 }
 
@@ -44,7 +44,7 @@ impl Grid {
     }
 }
 
-/// Bytes of the GPU radix scatter's local memory (`RadixLocal` in compact.cl) with `wg`
+/// Bytes of the GPU radix scatter's local memory (`RadixLocal` in radix.cl) with `wg`
 /// work-items of `per` pixels each: the counters (16 words a work-item, one of padding every 16)
 /// or the staged tile (pixels and indices), whichever is larger, the scan, two offsets a digit
 /// and a byte of digit a staged pixel.

@@ -26,9 +26,11 @@ pub(crate) enum ProgramId {
     Reduce,
     /// `ops/histogram/histogram.cl`.
     Histogram,
-    /// `ops/compact/compact.cl`: the scan, the compaction and the radix passes.
+    /// `ops/compact/compact.cl` (the scan's three passes, the compaction), `radix.cl` (the GPU
+    /// radix passes), `ops/scan/lookback.cl`, `compact_lookback.cl` and `compact_nv.cl`.
     Compact,
-    /// `ops/blur/blur.cl`.
+    /// `ops/blur/blur.cl` (the generic kernels), `blur_radius.cl` (the programs built per radius),
+    /// `blur_f32.cl` and `blur_nv.cl`.
     Blur,
     /// `ops/select/select.cl`: the k brightest pixels' helpers.
     Select,
@@ -165,6 +167,7 @@ impl ProgramId {
             )],
             ProgramId::Compact => &[
                 ("compact.cl", include_str!("../ops/compact/compact.cl")),
+                ("radix.cl", include_str!("../ops/compact/radix.cl")),
                 ("lookback.cl", include_str!("../ops/scan/lookback.cl")),
                 (
                     "compact_lookback.cl",
@@ -177,6 +180,7 @@ impl ProgramId {
             ],
             ProgramId::Blur => &[
                 ("blur.cl", include_str!("../ops/blur/blur.cl")),
+                ("blur_radius.cl", include_str!("../ops/blur/blur_radius.cl")),
                 ("blur_f32.cl", include_str!("../ops/blur/blur_f32.cl")),
                 ("blur_nv.cl", include_str!("../ops/blur/blur_nv.cl")),
             ],

@@ -4,6 +4,7 @@
 
 use clpix::{Engine, ImageView};
 use proptest::prelude::*;
+use std::sync::{Mutex, Once, OnceLock};
 
 /// Every OpenCL device as an engine, plus each device with the other kernel layout forced (so
 /// that the GPU-style kernels are tested on PoCL in CI, and the CPU-style ones on GPUs). With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
@@ -174,6 +175,63 @@ pub fn check_warp_compaction(engines: &[Engine], refused: impl Fn(&Engine) -> bo
             );
         }
     }
+}
+
+/// Engines shared by the tests of one binary: made at first use, and released when the process
+/// exits, before the OpenCL drivers' own exit-time teardown, as a program's engines are when
+/// it ends. A `static` is never dropped, so a test binary would otherwise exit with every
+/// context, queue and program alive; one binary once died that way (SIGSEGV after all its
+/// tests had passed, PoCL 3.1 in CI, 2026-11-26; not seen in 45 runs here nor under Valgrind).
+pub struct SharedEngines(OnceLock<&'static [Engine]>);
+
+impl SharedEngines {
+    pub const fn new() -> Self {
+        Self(OnceLock::new())
+    }
+
+    /// The engines, made by `make` at the first call.
+    pub fn get(&'static self, make: impl FnOnce() -> Vec<Engine>) -> &'static [Engine] {
+        self.0.get_or_init(|| {
+            let raw: *mut [Engine] = Box::into_raw(make().into_boxed_slice());
+            lock_held().push(Held(raw));
+            // Registered after the drivers have loaded (make found the devices), so that it
+            // runs before their exit-time destructors (those run in reverse order).
+            static REGISTER: Once = Once::new();
+            REGISTER.call_once(|| {
+                // SAFETY: registers a plain function with the C library; it takes no arguments.
+                unsafe { atexit(release_held) };
+            });
+            // SAFETY: the box is freed only at exit (release_held), when no test runs.
+            unsafe { &*raw }
+        })
+    }
+}
+
+/// Engines for [`release_held`] to free.
+struct Held(*mut [Engine]);
+// SAFETY: the pointer is only dereferenced by `release_held`, on the exiting thread.
+unsafe impl Send for Held {}
+
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+
+fn lock_held() -> std::sync::MutexGuard<'static, Vec<Held>> {
+    HELD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+extern "C" {
+    fn atexit(f: extern "C" fn()) -> std::os::raw::c_int;
+}
+
+/// Drops every [`SharedEngines`] set, last made first (run by the C library at exit).
+extern "C" fn release_held() {
+    let held = std::mem::take(&mut *lock_held());
+    // No unwinding out of a C callback.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        for h in held.into_iter().rev() {
+            // SAFETY: made by Box::into_raw in `get`, freed once; the tests have all ended.
+            drop(unsafe { Box::from_raw(h.0) });
+        }
+    }));
 }
 
 /// Engines whose single buffers are capped small, so every image is processed in many parts.

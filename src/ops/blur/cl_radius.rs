@@ -222,7 +222,7 @@ pub(super) fn gpu_radius_passes_u8<S>(
         (BLUR_HM_U8, rest, xs * yg)
     } else {
         // The tile: TILE_ITEMS × pixels + 2w float4s, one of padding every 8 (HPAD in
-        // blur.cl).
+        // blur_radius.cl).
         let span = TILE_ITEMS * pixels as usize + 2 * w as usize;
         let local_bytes = (span + span / 8 + 1) * 16;
         if local_bytes as u64 + 1024 > cl.info.local_mem_bytes {
@@ -375,7 +375,7 @@ pub(super) fn finish_per_radius(
 }
 
 /// The radius-built vertical pass's strip: about 256 input rows in runs of `2w + 5` (VRING
-/// in blur.cl: the `2w + 1` rows of a window and 4 loaded ahead).
+/// in blur_radius.cl: the `2w + 1` rows of a window and 4 loaded ahead).
 pub(super) fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -> usize {
     strip_rows(w, 2 * w as usize + 5, 256, xg, height, compute_units)
 }

@@ -32,7 +32,7 @@
 //! channel values (AVX-512/AVX2, `multiversion!`) use the weights' symmetry to halve the
 //! multiplies. Large results get transparent huge pages on Linux.
 //!
-//! OpenCL (`blur.cl`), GPUs: the generic passes keep the intermediate (u16 `t`, or f32) in a
+//! OpenCL (`blur.cl`; per radius `blur_radius.cl`), GPUs: the generic passes keep the intermediate (u16 `t`, or f32) in a
 //! pooled device buffer; the horizontal one loads row tiles and their `2w` halo into local
 //! memory, the vertical one gives each work-item a column of 8 output rows. For RGBA8, kernels
 //! built per radius (named defines: `BLUR_W`, the radius, and the shape's) replace them:

@@ -10,7 +10,7 @@ pub(super) const TILE_PX: usize = 4;
 /// Output rows per work-item of the GPU vertical pass.
 pub(super) const V_ROWS: usize = 8;
 
-/// Work-items of a group of the fused GPU kernel (FX in blur.cl).
+/// Work-items of a group of the fused GPU kernel (FX in blur_radius.cl).
 pub(super) const FUSED_COLUMNS: usize = 64;
 
 /// The largest radius of the register-specialised fused kernel (one program per radius).
@@ -247,7 +247,7 @@ impl BandShape {
         }
     }
 
-    /// Columns a group owns (BX in blur.cl).
+    /// Columns a group owns (BX in blur_radius.cl).
     pub(super) fn columns(&self) -> usize {
         self.threads * self.channels / 4
     }

@@ -1,0 +1,442 @@
+/* The blur's programs built per radius (BLUR_W defined), pasted after blur.cl, whose helpers
+   they use; without BLUR_W this file adds nothing. */
+
+#ifdef BLUR_W
+/* The programs built per radius, by named defines: BLUR_W (the radius W), and BLUR_CPX, or
+   BLUR_VCH and BLUR_HP with BLUR_BAND_ROWS, BLUR_BAND_T128 or BLUR_TENSOR (0 when not given).
+   The fused RGBA8 blur specialised on its radius W and columns per work-item CPX
+   (BLUR_CPX; GPUs, small radii), built as a program of its own per
+   variant so that the 2W + 1 output rows in flight live in registers. A group of FX
+   work-items owns COLS = FX * CPX neighbouring columns (work-item l has columns l, l + FX, ...:
+   coalesced) and a strip of output rows. Row by row it stores the input row's COLS + 2W pixels
+   into local memory (loaded into registers during the previous row's arithmetic;
+   double-buffered, one barrier a row), each work-item filters its columns horizontally and
+   adds each filtered value times q[k] to the accumulators of the 2W + 1 output rows it belongs
+   to, and the oldest of them, now complete, is written. Rows come in unrolled runs of 2W + 1,
+   so that every accumulator has a fixed register. 8 bytes of DRAM traffic a pixel; the sums
+   are the two-pass kernels' integer sums. */
+#ifndef BLUR_CPX
+#define BLUR_CPX 0
+#endif
+#ifndef BLUR_VCH
+#define BLUR_VCH 0
+#endif
+#ifndef BLUR_HP
+#define BLUR_HP 0
+#endif
+#ifndef BLUR_BAND_ROWS
+#define BLUR_BAND_ROWS 0
+#endif
+#ifndef BLUR_BAND_T128
+#define BLUR_BAND_T128 0
+#endif
+#ifndef BLUR_TENSOR
+#define BLUR_TENSOR 0
+#endif
+#define W ((uint)BLUR_W)
+#define CPX ((uint)BLUR_CPX)
+#define TAPS (2u * W + 1u)
+#define FX 64u
+#define COLS (FX * CPX)
+#define FSPAN (COLS + 2u * W)
+#define FK ((FSPAN + FX - 1u) / FX)
+
+#if BLUR_CPX != 0 /* the fused kernel's programs */
+
+/* The kernel takes the arguments every blur kernel begins with; its radius argument w is W. */
+
+/* The FSPAN pixels of input row r (through the borders) a group needs, FK a work-item. */
+inline void reg_load(__global const uint* src, uint width, uint height, uint border, uint x0,
+                     long r, uint* pre) {
+    uint lid = get_local_id(0);
+    long rs = (r >= 0 && r < (long)height) ? r : blur_map(r, height, border);
+    __global const uint* row = src + (size_t)(rs < 0 ? 0 : rs) * width;
+#pragma unroll
+    for (uint m = 0; m < FK; ++m) {
+        uint k = lid + m * FX;
+        long p = (long)x0 + (long)k - (long)W;
+        /* Written out here rather than through row_px(): NVIDIA's build of that was slower
+           (H200, 8192², kernel ms, one call: w = 2 0.422-0.428 against 0.407-0.411). */
+        uint v = 0u;
+        if (k < FSPAN && rs >= 0) {
+            if (p >= 0 && p < (long)width) {
+                v = row[p];
+            } else {
+                long s = blur_map(p, width, border);
+                v = s < 0 ? 0u : row[s];
+            }
+        }
+        pre[m] = v;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __constant uint* q,
+                       uint w, uint border, __global uint* dst, uint xg, uint strip,
+                       __local uint* tile) {
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint x0 = (g - sy * xg) * COLS;
+    long y0 = (long)sy * strip;
+    uint rows = (uint)(min(y0 + (long)strip, (long)height) - y0);
+    /* Whole runs of TAPS input rows, so that no barrier sits under a condition (PoCL's
+       compiler corrupted memory on that); rows past the strip are read but not written. */
+    uint nin = (rows + 2u * W + TAPS - 1u) / TAPS * TAPS;
+    uint qk[TAPS];
+    uint4 acc[CPX][TAPS];
+#pragma unroll
+    for (uint k = 0; k < TAPS; ++k) {
+        qk[k] = q[k];
+#pragma unroll
+        for (uint c = 0; c < CPX; ++c) acc[c][k] = (uint4)(0u);
+    }
+    uint pre[FK];
+    reg_load(src, width, height, border, x0, y0 - (long)W, pre);
+    for (uint j0 = 0; j0 < nin; j0 += TAPS) {
+#pragma unroll
+        for (uint u = 0; u < TAPS; ++u) {
+            uint j = j0 + u;
+            __local uint* tl = tile + (j & 1u) * FSPAN;
+#pragma unroll
+            for (uint m = 0; m < FK; ++m) {
+                uint k = lid + m * FX;
+                if (k < FSPAN) tl[k] = pre[m];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            reg_load(src, width, height, border, x0, y0 - (long)W + (long)j + 1, pre);
+            bool out = j >= 2u * W && j - 2u * W < rows;
+            __global uint* drow = dst + (size_t)(y0 + (long)j - 2 * (long)W) * width;
+#pragma unroll
+            for (uint c = 0; c < CPX; ++c) {
+                uint col = lid + c * FX;
+                uint4 h = qk[W] * unpack4(tl[col + W]);
+#pragma unroll
+                for (uint d = 1; d <= W; ++d)
+                    h += qk[W + d] * (unpack4(tl[col + W - d]) + unpack4(tl[col + W + d]));
+                uint4 t = (h + 128u) >> 8;
+                /* Input row j is tap k of output row j - k (slot (j - k) % TAPS; j0 % TAPS
+                   is 0). */
+#pragma unroll
+                for (uint k = 0; k < TAPS; ++k) acc[c][(u + TAPS - k) % TAPS] += qk[k] * t;
+                /* Output row j - 2W (slot (u + 1) % TAPS) is complete; rows before the strip
+                   (j < 2W) only clear their slot. */
+                uint4 done = acc[c][(u + 1u) % TAPS];
+                acc[c][(u + 1u) % TAPS] = (uint4)(0u);
+                if (out && x0 + col < width) drow[x0 + col] = pack4((done + (1u << 23)) >> 24);
+            }
+        }
+    }
+}
+#endif
+
+#if BLUR_VCH != 0 /* the specialised two passes' programs */
+/* The RGBA8 two passes specialised on the radius W (GPUs, radii where the fused kernel's
+   accumulators crowd the registers), both written so that each tap costs about one
+   instruction a channel. BLUR_VCH gives VCH (channels a work-item of
+   the vertical pass, 1, 2 or 4) and HP (bits 24..27: pixels a work-item of the horizontal
+   pass, 4 or 8).
+   Horizontal: the tile in local memory as float4, each pixel converted once; each work-item
+   filters HP neighbouring pixels from a sliding window in registers (HP + 2W loads for HP
+   outputs) with f32 multiply-adds. Every value is an integer below 2^24 (SPEC: h is at most
+   255 * 65536), so every product and sum is exact and the bits are those of the integer sum.
+   Vertical: VCH channels of one column a work-item; a ring of the last 2W + 1 intermediate rows
+   in registers, VPF more rows loaded ahead; one multiply a pair of rows (the weights are
+   symmetric), in integers. */
+#define VCH ((uint)BLUR_VCH)
+#define HP ((uint)BLUR_HP)
+#define HTW (128u * HP)
+#define HSPAN (HTW + 2u * W)
+/* One float4 of padding every 8: work-item l reads from about 9 l (HP = 8) or 4.5 l (HP = 4)
+   float4s, so that the 8 work-items of a 128-byte access hit distinct banks. */
+#define HPAD(k) ((k) + ((k) >> 3))
+
+/* The horizontal filter of HP neighbouring pixels from the float4 tile row TR, pixels B - W
+   on: a sliding window (HP + 2W loads for HP outputs), weights QF[i] (private or constant
+   memory: a macro), sums into ACC[HP]. */
+#define HS_WINDOW(TR, B, QF, ACC)                                                   \
+    do {                                                                            \
+        _Pragma("unroll") for (uint p_ = 0; p_ < HP; ++p_) (ACC)[p_] = (float4)(0.0f); \
+        _Pragma("unroll") for (uint k_ = 0; k_ < HP + 2u * W; ++k_) {               \
+            float4 v_ = (TR)[HPAD((B) + k_)];                                       \
+            _Pragma("unroll") for (uint p_ = 0; p_ < HP; ++p_)                      \
+                if (k_ >= p_ && k_ - p_ < TAPS)                                     \
+                    (ACC)[p_] = fma((float4)((QF)[k_ - p_]), v_, (ACC)[p_]);          \
+        }                                                                           \
+    } while (0)
+
+/* 2^23 + v as a float's bits, less 2^23: exact, and no conversion instruction. */
+inline float4 u8x4_to_float4(uint p) {
+    return as_float4(unpack4(p) | 0x4b000000u) - 8388608.0f;
+}
+
+/* VT: VCH channels as uints; VIN, VOUT: VCH channels of the intermediate and of the output
+   (rows of `lanes` of them). */
+#if BLUR_VCH == 4
+#define VT uint4
+#define VIN uint2
+#define VOUT uint
+#define VCONV(v) convert_uint4(as_ushort4(v))
+#define VPACK(v) as_uint(convert_uchar4(v))
+#elif BLUR_VCH == 2
+#define VT uint2
+#define VIN uint
+#define VOUT ushort
+#define VCONV(v) convert_uint2(as_ushort2(v))
+#define VPACK(v) as_ushort(convert_uchar2(v))
+#else
+#define VT uint
+#define VIN ushort
+#define VOUT uchar
+#define VCONV(v) ((uint)(v))
+#define VPACK(v) ((uchar)(v))
+#endif
+#if BLUR_BAND_ROWS == 0 /* the two passes (not the band kernel) */
+#if BLUR_W <= 32 /* the CUDA-core passes; beyond, the tensor-core ones only */
+
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_hs_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global uint2* t, uint tiles, __local float4* tile) {
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint y = g / tiles;
+    uint x0 = (g - y * tiles) * HTW;
+    __global const uint* row = src + (size_t)y * width;
+    for (uint k = lid; k < HSPAN; k += 128u) {
+        long p = (long)x0 + (long)k - (long)W;
+        tile[HPAD(k)] = u8x4_to_float4(row_px(row, p, width, border));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float qf[TAPS];
+#pragma unroll
+    for (uint i = 0; i < TAPS; ++i) qf[i] = (float)q[i];
+    float4 acc[HP];
+    uint b = lid * HP;
+    HS_WINDOW(tile, b, qf, acc);
+    __global uint2* out = t + (size_t)y * width;
+#pragma unroll
+    for (uint p = 0; p < HP; ++p) {
+        uint x = x0 + b + p;
+        if (x < width) out[x] = as_uint2(convert_ushort4((convert_uint4(acc[p]) + 128u) >> 8));
+    }
+}
+
+#define VPF 4u
+#define VRING (TAPS + VPF)
+
+/* Intermediate row p (through the border; a zero row as zeros) at this work-item's lane: t
+   points at the lane in row 0. 32-bit row arithmetic: this runs once an output row. */
+inline VT vs_load(__global const VIN* t, uint lanes, uint height, uint border, int p) {
+    long r = blur_row(p, height, border);
+    return r < 0 ? (VT)(0u) : VCONV(t[(size_t)r * lanes]);
+}
+
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global VOUT* dst, uint xg, uint strip) {
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint c = (g - sy * xg) * 128u + get_local_id(0);
+    uint lanes = width * (4u / VCH);
+    if (c >= lanes) return;
+    t += c;
+    dst += c;
+    uint y0 = sy * strip;
+    uint rows = min(strip, height - y0);
+    uint need = rows + 2u * W; /* input rows */
+    uint nin = (need + VRING - 1u) / VRING * VRING;
+    int top = (int)y0 - (int)W; /* input row 0 */
+    uint qk[W + 1u];
+#pragma unroll
+    for (uint d = 0; d <= W; ++d) qk[d] = q[W + d];
+    VT ring[VRING];
+#pragma unroll
+    for (uint u = 0; u < VRING; ++u) ring[u] = (VT)(0u);
+#pragma unroll
+    for (uint u = 0; u < VPF; ++u) ring[u] = vs_load(t, lanes, height, border, top + (int)u);
+    for (uint j0 = 0; j0 < nin; j0 += VRING) {
+#pragma unroll
+        for (uint u = 0; u < VRING; ++u) {
+            uint j = j0 + u; /* input row j sits in slot u */
+            if (j + VPF < need)
+                ring[(u + VPF) % VRING] =
+                    vs_load(t, lanes, height, border, top + (int)(j + VPF));
+            if (j >= 2u * W && j - 2u * W < rows) {
+                uint m = (u + VRING - W) % VRING; /* the centre row's slot */
+                VT acc = qk[0] * ring[m];
+#pragma unroll
+                for (uint d = 1; d <= W; ++d)
+                    acc += qk[d] * (ring[(m + VRING - d) % VRING] + ring[(m + d) % VRING]);
+                dst[(size_t)(y0 + j - 2u * W) * lanes] = VPACK((acc + (1u << 23)) >> 24);
+            }
+        }
+    }
+}
+#endif /* the CUDA-core passes */
+/* The passes on NVIDIA's tensor cores (BLUR_TENSOR) are in blur_nv.cl, pasted after this file. */
+#else /* the fused band kernel's programs (BLUR_BAND_ROWS given) */
+/* The fused RGBA8 blur in column bands (GPUs, radii where the fused register kernel's
+   accumulators crowd the registers): no intermediate image, 8 bytes of DRAM traffic a pixel.
+   BLUR_BAND_ROWS gives BR (input rows a step), BLUR_BAND_T128 BT (1: 128 work-items a
+   group, else 256), BLUR_VCH VCH and BLUR_HP HP. A group owns BX = BT * VCH / 4
+   neighbouring columns and a strip of output rows; it walks the strip's input rows BR at a
+   time:
+   1. the BR rows' BX + 2W pixels (through the borders), loaded into registers during the
+      previous step, go into a local tile as float4;
+   2. the horizontal pass, as blur_hs_u8 does it (HP pixels a work-item, sliding window, exact
+      f32 multiply-adds), writes the intermediate values into a local ring of the last
+      TAPS + BR - 1 filtered rows;
+   3. the vertical pass: each work-item takes VCH channels of one column, reads the ring's
+      TAPS + BR - 1 rows once and writes the BR output rows they complete (one integer multiply
+      a pair of rows).
+   Two barriers a step; the sums are the two-pass kernels' integer sums. */
+#define BR ((uint)BLUR_BAND_ROWS)
+#if BLUR_BAND_T128
+#define BT 128
+#else
+#define BT 256
+#endif
+#define BX ((uint)BT * VCH / 4u)
+#define BSPAN (BX + 2u * W)
+#define BROW (HPAD(BSPAN - 1u) + 1u)
+#define BRS (TAPS + BR - 1u)
+/* One uint2 of padding every 8 pixels of a ring row: the HP-pixel stores of neighbouring
+   work-items spread over the banks. */
+#define RPAD(k) ((k) + ((k) >> 3))
+#define RROW (RPAD(BX - 1u) + 1u)
+#define RSTRIDE (RROW * 4u / VCH) /* a ring row in VINs */
+#define BGROUPS (BX / HP)
+#define HITEMS (BR * BGROUPS)
+#define HRUNS ((HITEMS + (uint)BT - 1u) / (uint)BT)
+/* Tile columns a work-item loads: column lid + m BT for m < NCOL, the same in every row. */
+#define NCOL ((BSPAN + (uint)BT - 1u) / (uint)BT)
+
+/* The BR input rows from image row y on (through the borders) that a step needs: pre[m BR + r]
+   is row y + r at this work-item's tile column m, whose source column is sx[m] (-1: a zero
+   pixel or no column). 32-bit coordinates: the host keeps rows under 2^29 pixels. */
+inline void band_load(__global const uint* src, uint width, uint height, uint border,
+                      const int* sx, int y, uint* pre) {
+#pragma unroll
+    for (uint r = 0; r < BR; ++r) {
+        int yr = y + (int)r;
+        long ry = (uint)yr < height ? (long)yr : blur_map(yr, height, border);
+        __global const uint* row = src + (size_t)(ry < 0 ? 0 : ry) * width;
+#pragma unroll
+        for (uint m = 0; m < NCOL; ++m)
+            pre[m * BR + r] = (ry >= 0 && sx[m] >= 0) ? row[sx[m]] : 0u;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(BT, 1, 1)))
+void blur_band_u8(__global const uint* src, uint width, uint height, __constant uint* q, uint w,
+                  uint border, __global VOUT* dst, uint xg, uint strip) {
+    /* The weights as f32 (exact: each is at most 65536): up to w = 16 in registers, converted
+       from the integer ones; beyond, where registers are short, from constant memory, where
+       they follow the integer ones. H200, 8192², kernel ms, registers against constant memory:
+       w = 3 0.455-0.458 / 0.485-0.492, w = 8 0.840-0.845 / 0.850-0.854 (one call); w = 12,
+       16, 20 1.095, 1.358, 1.933 against 1.227, 1.553, 1.831 (a second constant buffer, an
+       earlier call; after the integer weights w = 20 took 1.830-1.833 in a later one). */
+#if BLUR_W <= 16
+    float qf[TAPS];
+#pragma unroll
+    for (uint i = 0; i < TAPS; ++i) qf[i] = (float)q[i];
+#else
+    __constant float* qf = (__constant float*)(q + TAPS);
+#endif
+    __local float4 tile[BR * BROW];
+    __local uint2 ring[BRS * RROW];
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint x0 = (g - sy * xg) * BX;
+    uint y0 = sy * strip;
+    uint rows = min(strip, height - y0);
+    uint steps = (rows + 2u * W + BR - 1u) / BR;
+    int top = (int)y0 - (int)W; /* the strip's first input row */
+    /* This work-item's lane of the vertical pass: VCH channels of column px. */
+    uint px = lid * VCH / 4u;
+    bool lane_ok = x0 + px < width;
+    __local const VIN* vr = (__local const VIN*)ring + (RPAD(px) * 4u + lid * VCH % 4u) / VCH;
+    uint lanes = width * (4u / VCH);
+    __global VOUT* out = dst + (size_t)y0 * lanes + x0 * (4u / VCH) + lid;
+    int sx[NCOL];
+#pragma unroll
+    for (uint m = 0; m < NCOL; ++m) {
+        uint c = lid + m * (uint)BT;
+        int p = (int)(x0 + c) - (int)W;
+        long sp = (uint)p < width ? (long)p : blur_map(p, width, border);
+        sx[m] = c < BSPAN ? (int)sp : -1;
+    }
+    /* The ring starts at zero: the first steps also read slots not yet written, for output
+       rows before the strip that are never stored (Oclgrind flags reading them unset). The
+       first barrier below orders these stores before the ring's. */
+    for (uint i = lid; i < BRS * RROW; i += (uint)BT) ring[i] = (uint2)(0u);
+    uint pre[NCOL * BR];
+    band_load(src, width, height, border, sx, top, pre);
+    uint rb = 0u; /* the ring slot of the step's first row */
+    for (uint s = 0; s < steps; ++s) {
+#pragma unroll
+        for (uint m = 0; m < NCOL; ++m) {
+            uint c = lid + m * (uint)BT;
+            if (c < BSPAN) {
+#pragma unroll
+                for (uint r = 0; r < BR; ++r)
+                    tile[r * BROW + HPAD(c)] = u8x4_to_float4(pre[m * BR + r]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (s + 1u < steps)
+            band_load(src, width, height, border, sx, top + (int)((s + 1u) * BR), pre);
+#pragma unroll
+        for (uint m = 0; m < HRUNS; ++m) {
+            uint hi = lid + m * (uint)BT;
+            if (hi < HITEMS) {
+                uint r = hi / BGROUPS;
+                uint b = (hi - r * BGROUPS) * HP;
+                __local const float4* tr = tile + r * BROW;
+                float4 acc[HP];
+                HS_WINDOW(tr, b, qf, acc);
+                uint slot = rb + r;
+                if (slot >= BRS) slot -= BRS;
+                __local uint2* rr = ring + slot * RROW;
+#pragma unroll
+                for (uint p = 0; p < HP; ++p)
+                    rr[RPAD(b + p)] =
+                        as_uint2(convert_ushort4((convert_uint4(acc[p]) + 128u) >> 8));
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* Output rows o0 .. o0 + BR - 1 of the strip take input rows o0 .. o0 + BR - 1 + 2W,
+           the ring's BRS = 2W + BR rows from slot (rb - 2W) % BRS = (rb + BR) % BRS on: rows
+           k < kw of them from slot first + k, the others wrapped to slot first + k - BRS (two
+           base pointers, so that each load has a constant offset; b1 itself lies before the
+           ring, only b1 + k RSTRIDE with k >= kw, inside it, is read). */
+        int o0 = (int)(s * BR) - 2 * (int)W;
+        if (o0 + (int)BR > 0 && lane_ok) {
+            uint first = rb + BR;
+            if (first >= BRS) first -= BRS;
+            uint kw = BRS - first;
+            __local const VIN* b0 = vr + first * RSTRIDE;
+            __local const VIN* b1 = b0 - BRS * RSTRIDE;
+            VT x[BRS];
+#pragma unroll
+            for (uint k = 0; k < BRS; ++k) x[k] = VCONV((k < kw ? b0 : b1)[k * RSTRIDE]);
+            long at = (long)o0 * (long)lanes; /* output row o0 from row 0 of the strip */
+#pragma unroll
+            for (uint i = 0; i < BR; ++i) {
+                VT acc = q[W] * x[i + W];
+#pragma unroll
+                for (uint d = 1; d <= W; ++d) acc += q[W + d] * (x[i + W - d] + x[i + W + d]);
+                /* (uint) of a row before the strip is above `rows`. */
+                if ((uint)(o0 + (int)i) < rows) out[at] = VPACK((acc + (1u << 23)) >> 24);
+                at += lanes;
+            }
+        }
+        rb += BR;
+        if (rb >= BRS) rb -= BRS;
+    }
+}
+#endif
+#endif /* the specialised passes */
+
+#endif /* BLUR_W */
