@@ -118,7 +118,8 @@ pub struct Tuning {
     /// local memory (at least 16384): to test a smaller device's shapes on this one.
     pub max_local_memory: Option<u64>,
     /// `CLPIX_BUILD_WAIT=1`: the first GPU blur at a radius waits for its radius-built
-    /// program instead of running the generic passes while it builds in the background.
+    /// program instead of running the generic passes while it builds in the background. Always
+    /// so on Oclgrind, which is not safe for a thread of clpix's own beside the caller's.
     pub build_wait: bool,
     /// `CLPIX_SPECIALISE_AFTER=n`: the GPU blur's radius-built programs start building (in the
     /// background) at the n-th call at that radius; before, the generic passes answer (the same

@@ -39,14 +39,35 @@ fn same_as_cpu<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-/// The tuning `set` makes, with builds on the caller's thread: Oclgrind loses atomic updates
-/// when kernels of several threads run at once (seen with parallel tests), so no blur program
-/// builds (and runs) in the background here.
+/// The tuning `set` makes, with the radius-built programs at a radius's first call
+/// (`build_wait`), so that each call here runs the kernels it names on every device; Oclgrind
+/// builds them so without asking (see
+/// `repeated_blurs_at_one_radius_on_the_default_tuning`).
 fn tuned(set: impl Fn(&mut Tuning)) -> Tuning {
     let mut t = Tuning::default();
     t.build_wait = true;
     set(&mut t);
     t
+}
+
+/// The default tuning, a radius called three times: the second call starts the radius-built
+/// programs' build, which elsewhere builds and runs on a thread of its own beside the caller;
+/// on Oclgrind clpix starts no threads (before, the second call crashed it). Part of the one
+/// test: Oclgrind is not safe for two test threads at once either.
+fn repeated_blurs_at_one_radius_on_the_default_tuning() {
+    let img = make_image(41, 23, 3, Content::Random, 11);
+    let es = engines(&Tuning::default(), true);
+    for w in [1u32, 3] {
+        for border in [Border::Clamp, Border::Reflect, Border::Wrap] {
+            let blur = GaussianBlur::new(w).border(border);
+            same_as_cpu(&es, &format!("default tuning w = {w} {border:?}"), |e| {
+                e.gaussian_blur(img.view(), &blur)
+            });
+        }
+    }
+    for e in &es {
+        e.wait_for_builds();
+    }
 }
 
 #[test]
@@ -183,6 +204,8 @@ fn every_operation_and_variant_on_small_inputs() {
             same_as_cpu(&es, &label, |e| e.gaussian_blur_f32(&f, &blur));
         }
     }
+
+    repeated_blurs_at_one_radius_on_the_default_tuning();
 
     // What the simulator reported, if it wrote a log.
     if let Some(log) = std::env::var_os("OCLGRIND_LOG") {

@@ -30,15 +30,15 @@ thread_local! {
 
 impl ClEngine {
     /// Whether the specialisation `key` may be used now. The `specialise_after`-th time it is
-    /// asked for (unless the tuning says to wait for builds, or this is a background thread
-    /// already), `build` runs on a new thread, making the programs it needs ready, and the
+    /// asked for (unless the tuning says to wait for builds, the driver takes no threads of
+    /// clpix's own, or this is a background thread already), `build` runs on a new thread, making the programs it needs ready, and the
     /// answer is `false` until it has finished: the caller runs its generic kernels meanwhile.
     pub(crate) fn specialisation_ready(
         self: &Arc<Self>,
         key: SpecKey,
         build: impl FnOnce(&Arc<ClEngine>) + Send + 'static,
     ) -> bool {
-        if self.tuning.build_wait || BUILDING.with(|b| b.get()) {
+        if self.tuning.build_wait || !self.own_threads || BUILDING.with(|b| b.get()) {
             return true;
         }
         let mut s = lock(&self.background);

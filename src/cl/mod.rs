@@ -84,6 +84,12 @@ pub(crate) struct ClEngine {
     program_unit: ProgramUnit,
     /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
     serialize_kernels: bool,
+    /// Whether clpix may drive the device from threads of its own (background builds, program
+    /// cache stores): not on Oclgrind, which runs a queue's commands on the thread that waits
+    /// for them and is not safe for two such threads at once (a second blur at a radius, whose
+    /// specialisation then built and ran on another thread, crashed it: SIGSEGV in
+    /// `oclgrind::Queue::execute`; its atomics lost updates with parallel tests).
+    own_threads: bool,
     /// The largest image part or band clpix plans for (device limit, or a lower cap for
     /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
     /// checked against the device's own limit only: the cap shapes the plan, not bookkeeping.
@@ -252,6 +258,7 @@ impl ClEngine {
             kernel_dir: tuning.kernel_dir.clone(),
             serialize_kernels: Vendor::of(info) == Vendor::Pocl
                 && driver_major(&info.driver_version) < 6,
+            own_threads: Vendor::of(info) != Vendor::Oclgrind,
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),

@@ -303,7 +303,8 @@ impl ClEngine {
     /// Stores `program`'s binary in the cache on a thread of its own: asking PoCL for a
     /// program's binaries compiles every kernel of it for the device (2.8 s of the demo's cold
     /// start on the 2-core machine, against 2.3 s for everything else), which no caller should
-    /// wait for. [`wait_for_builds`](Self::wait_for_builds) waits for it too.
+    /// wait for. [`wait_for_builds`](Self::wait_for_builds) waits for it too. On the caller's
+    /// thread where the driver takes no threads of clpix's own (Oclgrind).
     fn store_in_background(&self, cache: Arc<DiskCache>, key: CacheKey, program: Arc<Program>) {
         let device = self.info.name.clone();
         let serialize = self.serialize_kernels;
@@ -317,6 +318,10 @@ impl ClEngine {
                 _ => log::warn!("clpix: {device} gave no program binary to cache"),
             }
         };
+        if !self.own_threads {
+            store();
+            return;
+        }
         let spawned = std::thread::Builder::new()
             .name("clpix program cache".into())
             .spawn(store);
