@@ -37,9 +37,6 @@ struct Cli {
     child: Option<String>,
 }
 
-/// `--programs`: list the programs each child made ready.
-static LIST_PROGRAMS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// The operations timed, by name.
 const OPS: &[&str] = &[
     "brightest",
@@ -145,9 +142,10 @@ fn fresh(root: &Path, label: &str) -> PathBuf {
 }
 
 /// Runs the child for `op` with the cache folders given; (engine ms, first call ms, backend).
+/// `list`: print the programs the child made ready (`--programs`).
 fn measure(
     op: &str,
-    device: Option<&str>,
+    (device, list): (Option<&str>, bool),
     clpix_dir: &Path,
     driver_dir: Option<&Path>,
 ) -> Result<(f64, f64, String), Box<dyn std::error::Error>> {
@@ -173,7 +171,7 @@ fn measure(
     if !out.status.success() {
         return Err(format!("{op}: {}", String::from_utf8_lossy(&out.stderr)).into());
     }
-    if LIST_PROGRAMS.load(std::sync::atomic::Ordering::Relaxed) {
+    if list {
         let condition = match driver_dir {
             Some(_) => "driver cache on",
             None => "driver cache off",
@@ -202,12 +200,11 @@ fn range(v: &[f64]) -> String {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
-    LIST_PROGRAMS.store(cli.programs, std::sync::atomic::Ordering::Relaxed);
     if let Some(op) = &cli.child {
         return child(op);
     }
     let root = std::env::temp_dir().join(format!("clpix-cold-{}", std::process::id()));
-    let device = cli.device.as_deref();
+    let run = (cli.device.as_deref(), cli.programs);
     // rows: engine, then each op; columns: cold, clpix warm, warm.
     let all: Vec<&str> = OPS.iter().chain(EXTRA).copied().collect();
     let mut cells: Vec<[Vec<f64>; 3]> = vec![Default::default(); all.len() + 1];
@@ -217,16 +214,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // Cold: fresh folders for both caches.
             let c = fresh(&root, &format!("cold-clpix-{round}-{i}"));
             let d = fresh(&root, &format!("cold-driver-{round}-{i}"));
-            let (e0, f0, b) = measure(op, device, &c, Some(&d))?;
+            let (e0, f0, b) = measure(op, run, &c, Some(&d))?;
             backend = b;
             // clpix warm: its cache filled above; the driver's fresh (CUDA: off).
             let d2 = fresh(&root, &format!("cold-driver2-{round}-{i}"));
             let (e1, f1, _) = match backend.contains("NVIDIA") {
-                true => measure(op, device, &c, None)?,
-                false => measure(op, device, &c, Some(&d2))?,
+                true => measure(op, run, &c, None)?,
+                false => measure(op, run, &c, Some(&d2))?,
             };
             // Warm: both filled (the first run filled the driver's folder too).
-            let (e2, f2, _) = measure(op, device, &c, Some(&d))?;
+            let (e2, f2, _) = measure(op, run, &c, Some(&d))?;
             for (k, (e, f)) in [(e0, f0), (e1, f1), (e2, f2)].into_iter().enumerate() {
                 cells[0][k].push(e);
                 cells[i + 1][k].push(f);

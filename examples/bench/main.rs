@@ -101,26 +101,15 @@ macro_rules! blur_case {
     };
 }
 
-/// The f32 blur of a host f32 image (see [`blur_f32_case`]).
-macro_rules! blur_f32_case {
-    ($name:literal, $w:literal) => {
+/// An f32 blur row at radius `$w` run by `$run`: [`blur_f32_case`] (a host f32 image) or
+/// [`blur_f32_device_case`] (an image kept on the engine).
+macro_rules! blur_f32_row {
+    ($name:literal, $run:ident, $w:literal) => {
         Case {
             name: $name,
             bytes_per_pixel: 32.0,
             content: Content::Random,
-            run: |e, i| blur_f32_case(e, i, $w),
-        }
-    };
-}
-
-/// The f32 blur of an image kept on the engine (see [`blur_f32_device_case`]).
-macro_rules! blur_f32_device_case {
-    ($name:literal, $w:literal) => {
-        Case {
-            name: $name,
-            bytes_per_pixel: 32.0,
-            content: Content::Random,
-            run: |e, i| blur_f32_device_case(e, i, $w),
+            run: |e, i| $run(e, i, $w),
         }
     };
 }
@@ -148,10 +137,10 @@ fn cases() -> Vec<Case> {
         blur_case!("blur_w2", 2),
         blur_case!("blur_w8", 8),
         blur_case!("blur_w25", 25),
-        blur_f32_case!("blur_f32_w2", 2),
-        blur_f32_case!("blur_f32_w8", 8),
-        blur_f32_case!("blur_f32_w25", 25),
-        blur_f32_device_case!("blur_f32_device_w8", 8),
+        blur_f32_row!("blur_f32_w2", blur_f32_case, 2),
+        blur_f32_row!("blur_f32_w8", blur_f32_case, 8),
+        blur_f32_row!("blur_f32_w25", blur_f32_case, 25),
+        blur_f32_row!("blur_f32_device_w8", blur_f32_device_case, 8),
         Case {
             name: "histogram_rgba",
             bytes_per_pixel: 4.0,
@@ -271,10 +260,10 @@ fn radius_cases() -> Vec<Case> {
         blur_case!("blur_w40", 40),
         blur_case!("blur_w48", 48),
         blur_case!("blur_w64", 64),
-        blur_f32_device_case!("blur_f32_device_w2", 2),
-        blur_f32_device_case!("blur_f32_device_w3", 3),
-        blur_f32_device_case!("blur_f32_device_w4", 4),
-        blur_f32_device_case!("blur_f32_device_w25", 25),
+        blur_f32_row!("blur_f32_device_w2", blur_f32_device_case, 2),
+        blur_f32_row!("blur_f32_device_w3", blur_f32_device_case, 3),
+        blur_f32_row!("blur_f32_device_w4", blur_f32_device_case, 4),
+        blur_f32_row!("blur_f32_device_w25", blur_f32_device_case, 25),
     ]
 }
 

@@ -31,8 +31,9 @@ thread_local! {
 impl ClEngine {
     /// Whether the specialisation `key` may be used now. The `specialise_after`-th time it is
     /// asked for (unless the tuning says to wait for builds, the driver takes no threads of
-    /// clpix's own, or this is a background thread already), `build` runs on a new thread, making the programs it needs ready, and the
-    /// answer is `false` until it has finished: the caller runs its generic kernels meanwhile.
+    /// clpix's own, or this is a background thread already), `build` runs on a new thread,
+    /// making the programs it needs ready, and the answer is `false` until it has finished: the
+    /// caller runs its generic kernels meanwhile.
     pub(crate) fn specialisation_ready(
         self: &Arc<Self>,
         key: SpecKey,

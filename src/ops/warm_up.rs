@@ -7,14 +7,14 @@ use crate::ops::compact::CompactOrder;
 use crate::ProgramRecord;
 
 impl Engine {
-    /// Makes ready every OpenCL program the operations need on this engine, and the GPU
-    /// blur's programs for each radius in `blur_radii` (RGBA8 and f32), by running each
-    /// operation once on a small image (the blur's radius-built programs build in parallel,
-    /// each on its own thread), where each kernel is a program of its own (GPUs) after every
-    /// file whole, so that the kernels a call chooses by its size are ready too: a service calls
-    /// it at start so that no later call waits for a compiler or runs a generic kernel. Programs come from the persistent cache where they are there
-    /// (see [`programs`](Self::programs)). Returns what this call made ready; nothing on the
-    /// CPU engine.
+    /// Makes ready every OpenCL program the operations need on this engine, and the GPU blur's
+    /// programs for each radius in `blur_radii` (RGBA8 and f32), by running each operation once on
+    /// a small image (the blur's radius-built programs build in parallel, each on its own thread),
+    /// where each kernel is a program of its own (GPUs) after every file whole, so that the kernels
+    /// a call chooses by its size are ready too: a service calls it at start so that no later call
+    /// waits for a compiler or runs a generic kernel. Programs come from the persistent cache where
+    /// they are there (see [`programs`](Self::programs)). Returns what this call made ready;
+    /// nothing on the CPU engine.
     ///
     /// ```
     /// let engine = clpix::Engine::new()?;

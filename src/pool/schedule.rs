@@ -4,15 +4,15 @@
 //! An engine takes a job only if it would finish it no later than the other engines would
 //! finish the jobs still ahead of them: for a batch, every job not yet taken; for a stream,
 //! the frames the window lets the others run before the results must come out in order. A
-//! job's time is measured per engine (a moving average of wall time, which counts the
-//! transfers); an engine not yet measured is assumed [`UNKNOWN_FACTOR`] times slower than the
-//! slowest one measured. CPU engines (rayon, or an OpenCL CPU device) in a pool with a GPU wait
-//! for a GPU's first measurement and are assumed to take at least [`CPU_FIRST_JOB_SECS`] for
-//! their first job (it may build their programs); the others start at once. A CPU engine also competes with
-//! the GPUs' own host work (copies to and from pageable memory, staging): once it has run, it
-//! stops for the rest of the batch if the pool's measured rate with it is below the GPUs' rate
-//! before it started (H200 with PoCL on 16 cores, 64 frames through a blur with download: 540
-//! ms with the CPU device against 326 for the GPU alone, before this rule).
+//! job's time is measured per engine (a moving average of wall time, which counts the transfers);
+//! an engine not yet measured is assumed [`UNKNOWN_FACTOR`] times slower than the slowest one
+//! measured. CPU engines (rayon, or an OpenCL CPU device) in a pool with a GPU wait for a GPU's
+//! first measurement and are assumed to take at least [`CPU_FIRST_JOB_SECS`] for their first job
+//! (it may build their programs); the others start at once. A CPU engine also competes with the
+//! GPUs' own host work (copies to and from pageable memory, staging): once it has run, it stops for
+//! the rest of the batch if the pool's measured rate with it is below the GPUs' rate before it
+//! started (H200 with PoCL on 16 cores, 64 frames through a blur with download: 540 ms with the CPU
+//! device against 326 for the GPU alone, before this rule).
 
 use std::sync::Mutex;
 use std::time::Duration;

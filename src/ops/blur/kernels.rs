@@ -1,5 +1,6 @@
-//! The kernels of `blur.cl`, `blur_radius.cl` and `blur_f32.cl` that this operation launches, by name: typed, so that a
-//! misspelt name fails to compile, and checked against the source by a test (`crate::ops`).
+//! The kernels of `blur.cl`, `blur_radius.cl` and `blur_f32.cl` that this operation launches, by
+//! name: typed, so that a misspelt name fails to compile, and checked against the source by a test
+//! (`crate::ops`).
 
 use crate::cl::{Kernel, ProgramId};
 

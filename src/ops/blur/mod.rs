@@ -32,10 +32,11 @@
 //! channel values (AVX-512/AVX2, `multiversion!`) use the weights' symmetry to halve the
 //! multiplies. Large results get transparent huge pages on Linux.
 //!
-//! OpenCL (`blur.cl`; per radius `blur_radius.cl`), GPUs: the generic passes keep the intermediate (u16 `t`, or f32) in a
-//! pooled device buffer; the horizontal one loads row tiles and their `2w` halo into local
-//! memory, the vertical one gives each work-item a column of 8 output rows. For RGBA8, kernels
-//! built per radius (named defines: `BLUR_W`, the radius, and the shape's) replace them:
+//! OpenCL (`blur.cl`; per radius `blur_radius.cl`), GPUs: the generic passes keep the intermediate
+//! (u16 `t`, or f32) in a pooled device buffer; the horizontal one loads row tiles and their `2w`
+//! halo into local memory, the vertical one gives each work-item a column of 8 output rows. For
+//! RGBA8, kernels built per radius (named defines: `BLUR_W`, the radius, and the shape's) replace
+//! them:
 //! - w ≤ 2: one fused kernel, its state in registers (beyond, the accumulators crowd them): each
 //!   input row is filtered once and added into its `2w + 1` output rows; 8 bytes a pixel, not 24.
 //! - w = 3–20: the fused band kernel, also 8 bytes a pixel: a group walks a band of columns

@@ -1,5 +1,6 @@
-//! The kernels of `compact.cl`, `radix.cl`, `compact_lookback.cl` and `compact_nv.cl` that this operation launches, by name: typed, so that a
-//! misspelt name fails to compile, and checked against the source by a test (`crate::ops`).
+//! The kernels of `compact.cl`, `radix.cl`, `compact_lookback.cl` and `compact_nv.cl` that this
+//! operation launches, by name: typed, so that a misspelt name fails to compile, and checked
+//! against the source by a test (`crate::ops`).
 
 use crate::cl::{Kernel, ProgramId};
 
