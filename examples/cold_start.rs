@@ -10,6 +10,11 @@
 //! its first call in a process that has made the engine and nothing else, but the last: the
 //! first blur at w = 11 after a blur at w = 3 (and its background builds) in the same process.
 //!
+//! The children ask for OpenCL by name (`CLPIX_BACKEND=opencl`), so each first call waits for
+//! its builds and the rows time them; an automatic engine (`Engine::new()` with the default
+//! `CLPIX_BACKEND=auto`, as the demo runs) answers small first calls from the CPU instead while
+//! it builds.
+//!
 //! `cargo run --release --example cold_start [-- --device NAME] [--rounds N]`
 
 use clap::Parser;

@@ -117,6 +117,12 @@ impl Engine {
     /// no device, or a kernel that does not build: auto falls back to the CPU, logs a warning and
     /// says why in [`backend()`](Self::backend). An explicit `opencl` returns the error instead.
     ///
+    /// The automatic engine also answers a call of at most
+    /// [`Tuning::host_while_building`](crate::Tuning::host_while_building) pixels or elements
+    /// (2^20 by default) from the CPU, with the same bits, when a program the call needs is
+    /// neither built nor in the program cache, and builds it on a thread of its own for the
+    /// calls after: a short process does not wait seconds for a cold driver's compiler.
+    ///
     /// ```
     /// let engine = clpix::Engine::new()?;
     /// println!("{}", engine.backend());
@@ -597,12 +603,16 @@ impl Engine {
         download_f32(img)
     }
 
-    /// Runs `cpu` on the CPU backend and `cl` on an OpenCL backend. An automatic engine whose
-    /// kernel fails to build, or needs more than the device allows ([`Error::DeviceLimit`]),
-    /// answers from the CPU instead (identical results), with a warning.
+    /// Runs `cpu` on the CPU backend and `cl` on an OpenCL backend, for a call over `work`
+    /// pixels or elements. An automatic engine whose kernel fails to build, or needs more than
+    /// the device allows ([`Error::DeviceLimit`]), answers from the CPU instead (identical
+    /// results), with a warning; and one whose call needs a program not built yet answers a
+    /// call of at most [`Tuning::host_while_building`](crate::Tuning::host_while_building)
+    /// `work` from the CPU while the program builds on a thread of its own.
     pub(crate) fn dispatch<T>(
         &self,
         operation: &'static str,
+        work: u64,
         cpu: impl FnOnce() -> Result<T>,
         cl: impl FnOnce(&Arc<ClEngine>) -> Result<T>,
     ) -> Result<T> {
@@ -611,7 +621,15 @@ impl Engine {
                 cl::set_last_kernel_ns(None);
                 cpu()
             }
-            Backend::OpenCl(c) => match cl(c) {
+            Backend::OpenCl(c) => match self.run_deferring(c, work, cl) {
+                Err(Error::ProgramBuilding { program, .. }) => {
+                    log::info!(
+                        "clpix: {operation} answered by the CPU while the {program} program \
+                         builds"
+                    );
+                    cl::set_last_kernel_ns(None);
+                    cpu()
+                }
                 Err(
                     e @ (Error::KernelBuild { .. }
                     | Error::KernelSource { .. }
@@ -627,11 +645,37 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Runs `cl` on `c`, with its builds deferred where this engine answers a call of `work`
+    /// from the CPU while its programs build (see [`dispatch`](Self::dispatch)).
+    fn run_deferring<T>(
+        &self,
+        c: &Arc<ClEngine>,
+        work: u64,
+        cl: impl FnOnce(&Arc<ClEngine>) -> Result<T>,
+    ) -> Result<T> {
+        let limit = c
+            .tuning
+            .host_while_building
+            .unwrap_or(crate::config::HOST_WHILE_BUILDING);
+        if self.fallback_on_device_error && c.may_defer_builds() && work <= limit {
+            cl::with_builds_deferred(c, || cl(c))
+        } else {
+            cl(c)
+        }
+    }
+}
+
 impl Drop for Engine {
-    /// Waits for the engine's background builds and program cache stores: a process that
+    /// Forgets the builds queued for calls answered from the CPU (see
+    /// [`Tuning::host_while_building`](crate::Tuning::host_while_building)) that have not
+    /// started, then waits for the engine's background builds and program cache stores: a process that
     /// returns from `main` while a thread is inside the driver's compiler may crash on exit
     /// (seen with NVIDIA's driver: a child process that ran one blur died without a word).
     fn drop(&mut self) {
+        if let Backend::OpenCl(cl) = &self.backend {
+            cl.drop_deferred_queue();
+        }
         self.wait_for_builds();
     }
 }

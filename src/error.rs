@@ -112,6 +112,22 @@ pub enum Error {
         /// The build log.
         log: String,
     },
+    /// A program a call needs is still building on a thread of the engine's own. Only an
+    /// automatic engine's calls small enough for the CPU path meet it, and the CPU path then
+    /// answers (see [`Tuning::host_while_building`](crate::Tuning::host_while_building)): no
+    /// public function returns it.
+    ///
+    /// ```
+    /// let e = clpix::Error::ProgramBuilding { program: "reduce", device: "a GPU".into() };
+    /// assert!(!e.is_device_failure());
+    /// ```
+    #[error("the {program} program is still building for {device}")]
+    ProgramBuilding {
+        /// The program (the `.cl` file's stem).
+        program: &'static str,
+        /// The device it is building for.
+        device: String,
+    },
     /// `CLPIX_KERNEL_DIR` is set but a kernel file could not be read from it.
     #[error("cannot read kernel source {path}: {reason}")]
     KernelSource {

@@ -7,6 +7,7 @@
 
 mod background;
 mod cache;
+mod deferred;
 mod device;
 mod grid;
 mod lanes;
@@ -19,6 +20,7 @@ mod source;
 mod transfer;
 
 pub(crate) use background::SPECIALISE_AFTER;
+pub(crate) use deferred::with_builds_deferred;
 pub(crate) use device::Vendor;
 pub(crate) use device::{best_device, find_device};
 pub use device::{devices, DeviceInfo, DeviceType};
@@ -108,6 +110,8 @@ pub(crate) struct ClEngine {
     records: Mutex<Vec<ProgramRecord>>,
     /// Specialisations building in the background, and those ready (see `background`).
     background: Mutex<background::Specialisations>,
+    /// Programs queued to build off the callers' path (see `deferred`).
+    deferred: Mutex<deferred::Deferred>,
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Idle image buffers by element count (see [`ClEngine::image_buffer`]).
@@ -267,6 +271,7 @@ impl ClEngine {
             cache_identity,
             records: Mutex::new(Vec::new()),
             background: Mutex::new(background::Specialisations::default()),
+            deferred: Mutex::new(deferred::Deferred::default()),
             scratch: Mutex::new(HashMap::new()),
             failed_variants: Mutex::new(HashMap::new()),
             pinned: Mutex::new(Vec::new()),

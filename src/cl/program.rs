@@ -217,7 +217,7 @@ impl ClEngine {
     }
 
     /// The program `key` names, built (or loaded from the cache) on first use and kept.
-    fn program_keyed(&self, key: ProgramKey) -> Result<Arc<Program>> {
+    pub(super) fn program_keyed(&self, key: ProgramKey) -> Result<Arc<Program>> {
         let (name, variant, unit) = key;
         if let Some(p) = lock(&self.programs).get(&key) {
             return Ok(p.clone());
@@ -243,6 +243,10 @@ impl ClEngine {
         if let Some(program) = self.load_cached(cache_key.as_ref(), &options) {
             self.record(key, ProgramOrigin::Cache, started);
             return Ok(self.keep_program(key, program));
+        }
+        // Not in the cache: a call answered from the CPU leaves the build to a thread.
+        if let Some(e) = self.defer_build(key) {
+            return Err(e);
         }
         let mut program = Program::create_from_source(&self.context, &src)
             .map_err(|e| Error::cl("clCreateProgramWithSource", e.0))?;

@@ -355,6 +355,7 @@ impl Engine {
         blur.check()?;
         self.dispatch(
             "gaussian_blur",
+            input.pixel_count(),
             || cpu_blur_u8(&HostPixels::of(input)?.view(), blur),
             |cl| {
                 let (w, h) = (input.width(), input.height());
@@ -395,6 +396,7 @@ impl Engine {
         let (width, height) = (input.width(), input.height());
         self.dispatch(
             "gaussian_blur",
+            input.pixel_count(),
             || {
                 let out = cpu_blur_u8(&HostPixels::of(input)?.view(), blur)?;
                 Ok(DeviceImage {
@@ -452,6 +454,7 @@ impl Engine {
         blur.check()?;
         self.dispatch(
             "gaussian_blur_f32",
+            img.width() as u64 * img.height() as u64,
             || cpu_blur_f32(img, blur),
             |cl| cl_blur_f32(cl, img, blur),
         )
@@ -496,6 +499,7 @@ impl Engine {
             Backend::OpenCl(cl) => match img.buffer_on(cl) {
                 Some(src) => self.dispatch(
                     "gaussian_blur_f32_device",
+                    width as u64 * height as u64,
                     || on_host(&download_f32(img)?),
                     |cl| {
                         let buffer = cl_blur_f32_device(cl, src, (width, height), blur)?;

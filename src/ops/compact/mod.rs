@@ -171,6 +171,7 @@ impl Engine {
         } else {
             self.dispatch(
                 "compacted_image",
+                n as u64,
                 || {
                     let host = HostPixels::of(input)?;
                     Ok(cpu_compacted_bytes(&host.view(), threshold, sorted))
@@ -211,6 +212,7 @@ impl Engine {
         let width = input.width();
         self.dispatch(
             name,
+            input.pixel_count(),
             || {
                 let host = HostPixels::of(input)?;
                 Ok(cpu_compact(&host.view(), threshold, sorted, |x, y, p| {

@@ -310,6 +310,7 @@ impl Engine {
         check_pixel_count(input.width(), input.height())?;
         self.dispatch(
             kind.name(),
+            input.pixel_count(),
             || Ok(cpu_histogram(&HostPixels::of(input)?.view(), kind)),
             |cl| cl_histogram(cl, input, kind),
         )

@@ -204,6 +204,7 @@ impl Engine {
         check_nonempty("luminance_stats", &input)?;
         let (sum, min, max) = self.dispatch(
             "luminance_stats",
+            input.pixel_count(),
             || Ok(cpu_stats(&HostPixels::of(input)?.view())),
             |cl| cl_stats(cl, input),
         )?;
@@ -235,6 +236,7 @@ impl Engine {
         check_array(data.len())?;
         let p = self.dispatch(
             "array_stats",
+            data.len() as u64,
             || Ok(cpu_array_stats(data)),
             |cl| cl_array_stats_host(cl, data),
         )?;
@@ -266,6 +268,7 @@ impl Engine {
         let buf = buf?;
         let p = self.dispatch(
             "array_stats_device",
+            array.len() as u64,
             || Ok(cpu_array_stats(&array.host_data()?)),
             |cl| {
                 let mut events = Vec::new();
@@ -281,6 +284,7 @@ impl Engine {
         check_nonempty(extreme.name(), &input)?;
         let best = self.dispatch(
             extreme.name(),
+            input.pixel_count(),
             || Ok(cpu_argbest(&HostPixels::of(input)?.view(), extreme)),
             |cl| cl_argbest(cl, input, extreme),
         )?;

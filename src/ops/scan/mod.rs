@@ -41,6 +41,7 @@ impl Engine {
         }
         self.dispatch(
             "exclusive_scan",
+            data.len() as u64,
             || Ok(cpu_scan(data)),
             |cl| cl_scan_host(cl, data),
         )
@@ -70,7 +71,7 @@ impl Engine {
         match &self.backend {
             Backend::OpenCl(cl) => match &array.storage {
                 ArrayStorage::OpenCl(src) if Arc::ptr_eq(&src.owner, cl) => {
-                    self.dispatch("exclusive_scan_device", cpu, |cl| {
+                    self.dispatch("exclusive_scan_device", array.len as u64, cpu, |cl| {
                         let out = PooledBuffer::take(cl, array.len)?;
                         if array.len > 0 {
                             let mut events = Vec::new();

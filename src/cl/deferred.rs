@@ -1,0 +1,139 @@
+//! First calls answered from the host while their programs build: an automatic engine's call
+//! small enough for the CPU path (see `Tuning::host_while_building`) runs its OpenCL path with
+//! builds deferred. A program that is neither built nor in the persistent cache (loading a
+//! cached one stays on the caller's path: a few milliseconds with the driver's cache warm) then
+//! goes to a queue that one thread of the engine's own builds in order, and the call answers from the CPU path (the same bits). Later
+//! calls find the program built. NVIDIA builds one program at a time in a process, so one
+//! thread suffices; a build's failure is remembered, and the next call builds on its own path
+//! (and meets the error as before).
+
+use super::program::ProgramKey;
+use super::{lock, ClEngine};
+use crate::error::Error;
+use std::cell::RefCell;
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+
+/// The queue of programs to build off the caller's path.
+#[derive(Default)]
+pub(crate) struct Deferred {
+    queue: VecDeque<ProgramKey>,
+    /// Queued or building.
+    pending: HashSet<ProgramKey>,
+    /// Whose background build failed: built on the caller's path from then on.
+    failed: HashSet<ProgramKey>,
+    /// Whether the worker thread runs.
+    working: bool,
+}
+
+thread_local! {
+    /// The engine whose builds this thread's current call defers (see [`with_builds_deferred`]).
+    static DEFERRING: RefCell<Option<Arc<ClEngine>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a call's OpenCL path) with `cl`'s builds deferred on this thread: a program that
+/// is not ready makes it return [`Error::ProgramBuilding`] instead of building.
+pub(crate) fn with_builds_deferred<T>(cl: &Arc<ClEngine>, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Arc<ClEngine>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            DEFERRING.with(|d| *d.borrow_mut() = before);
+        }
+    }
+    let before = DEFERRING.with(|d| d.borrow_mut().replace(Arc::clone(cl)));
+    let _reset = Reset(before);
+    f()
+}
+
+impl ClEngine {
+    /// Whether this engine may defer builds at all: it takes threads of its own, and the
+    /// tuning does not ask to wait for builds.
+    pub(crate) fn may_defer_builds(&self) -> bool {
+        self.own_threads && !self.tuning.build_wait
+    }
+
+    /// Where this thread's call defers this engine's builds and `key` is neither built nor
+    /// failed before: queues `key` for the worker and returns the error the call answers from
+    /// the CPU on. `None`: build on the caller's path.
+    pub(super) fn defer_build(self: &ClEngine, key: ProgramKey) -> Option<Error> {
+        let engine = DEFERRING.with(|d| {
+            d.borrow()
+                .as_ref()
+                .filter(|e| std::ptr::eq(Arc::as_ptr(e), self))
+                .cloned()
+        })?;
+        let mut d = lock(&self.deferred);
+        if d.failed.contains(&key) {
+            return None;
+        }
+        if d.pending.insert(key) {
+            d.queue.push_back(key);
+        }
+        if !d.working {
+            let worker = Arc::clone(&engine);
+            let spawned = std::thread::Builder::new()
+                .name("clpix deferred builds".into())
+                .spawn(move || worker.build_deferred());
+            match spawned {
+                Ok(handle) => {
+                    d.working = true;
+                    drop(d);
+                    self.add_background_thread(handle);
+                }
+                // No thread to be had: build on the caller's path, as without this.
+                Err(_) => {
+                    d.pending.remove(&key);
+                    d.queue.retain(|k| *k != key);
+                    return None;
+                }
+            }
+        }
+        Some(Error::ProgramBuilding {
+            program: key.0.name(),
+            device: self.info.name.clone(),
+        })
+    }
+
+    /// The worker: builds the queued programs in order until the queue is empty.
+    fn build_deferred(&self) {
+        loop {
+            let key = {
+                let mut d = lock(&self.deferred);
+                match d.queue.pop_front() {
+                    Some(k) => k,
+                    None => {
+                        d.working = false;
+                        return;
+                    }
+                }
+            };
+            let started = std::time::Instant::now();
+            let built = self.program_keyed(key);
+            let mut d = lock(&self.deferred);
+            d.pending.remove(&key);
+            match built {
+                Ok(_) => log::info!(
+                    "clpix: {} {} built off the caller's path in {:.1} ms",
+                    key.0.name(),
+                    key.2.unwrap_or("(every kernel)"),
+                    started.elapsed().as_secs_f64() * 1e3
+                ),
+                Err(e) => {
+                    log::warn!("clpix: a deferred build failed; calls will build it: {e}");
+                    d.failed.insert(key);
+                }
+            }
+        }
+    }
+
+    /// Forgets the programs queued but not started: an engine going away waits only for the
+    /// build in progress.
+    pub(crate) fn drop_deferred_queue(&self) {
+        let mut d = lock(&self.deferred);
+        let queued: Vec<ProgramKey> = d.queue.drain(..).collect();
+        for k in queued {
+            d.pending.remove(&k);
+        }
+    }
+}
