@@ -10,10 +10,9 @@
 //! its first call in a process that has made the engine and nothing else, but the last: the
 //! first blur at w = 11 after a blur at w = 3 (and its background builds) in the same process.
 //!
-//! The children ask for OpenCL by name (`CLPIX_BACKEND=opencl`), so each first call waits for
-//! its builds and the rows time them; an automatic engine (`Engine::new()` with the default
-//! `CLPIX_BACKEND=auto`, as the demo runs) answers small first calls from the CPU instead while
-//! it builds.
+//! The children set `CLPIX_HOST_WHILE_BUILDING=0`, so that each first call waits for its
+//! builds and the rows time them; by default `Engine::new()` answers small first calls from the
+//! CPU instead while it builds (as the demo runs).
 //!
 //! `cargo run --release --example cold_start [-- --device NAME] [--rounds N]`
 
@@ -157,6 +156,7 @@ fn measure(
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.args(["--child", op])
         .env("CLPIX_BACKEND", "opencl")
+        .env("CLPIX_HOST_WHILE_BUILDING", "0")
         .env("CLPIX_CACHE_DIR", clpix_dir);
     if let Some(d) = device {
         cmd.env("CLPIX_DEVICE", d);

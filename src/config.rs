@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
-/// Settings of an OpenCL engine made with [`Engine::with_device_config`].
+/// Settings of an OpenCL engine made with [`Engine::with_device_config`](crate::Engine::with_device_config).
 ///
 /// ```
 /// let config = clpix::EngineConfig::default();
@@ -137,17 +137,18 @@ pub struct Tuning {
     /// `CLPIX_PROGRAMS=kernel|file`: what one program build holds (`None`: a kernel a program
     /// on GPUs and accelerators, a whole file on CPU devices).
     pub programs: Option<ProgramUnit>,
-    /// `CLPIX_HOST_WHILE_BUILDING=n`: an automatic engine ([`EngineConfig::cpu_fallback`])
-    /// answers a call of at most `n` pixels or elements from the CPU path (the same bits) when
+    /// `CLPIX_HOST_WHILE_BUILDING=n`: an engine made by [`Engine::new`](crate::Engine::new)
+    /// (or configured with [`EngineConfig::cpu_fallback`]) answers a call of at most `n` pixels or elements from the CPU path (the same bits) when
     /// a program the call needs is not built yet, and builds it on a thread of its own for the
     /// calls after; larger calls wait for the build. `0`: every call waits. `None`: 2^20
-    /// ([`HOST_WHILE_BUILDING`]): on NVIDIA a first call's programs take 0.06–0.6 s to build,
-    /// which the CPU path beats for a million pixels.
+    /// on GPUs and accelerators (on NVIDIA a first call's programs
+    /// take 0.06–0.8 s to build, which the CPU path beats for a million pixels), 0 on CPU
+    /// devices (PoCL 3.1 holds a download while it compiles, so the CPU path waited anyway).
     pub host_while_building: Option<u64>,
 }
 
 /// The default of [`Tuning::host_while_building`]: calls of up to 2^20 pixels or elements.
-pub const HOST_WHILE_BUILDING: u64 = 1 << 20;
+pub(crate) const HOST_WHILE_BUILDING: u64 = 1 << 20;
 
 /// The persistent program cache's mode (`CLPIX_CACHE`): program binaries kept on disk, so that
 /// a later process loads them instead of compiling the kernels again.

@@ -8,10 +8,11 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-/// A typed array held by an [`Engine`]: in device memory on an OpenCL engine, in host memory on
-/// the CPU engine. Made by [`Engine::upload_array`], read back with [`Engine::download_array`],
-/// scanned in place on the device by [`Engine::exclusive_scan_device`], reduced there by
-/// [`Engine::array_stats_device`].
+/// A typed array held by an [`Engine`](crate::Engine): in device memory on an OpenCL engine, in
+/// host memory on the CPU engine. Made by [`Engine::upload_array`](crate::Engine::upload_array),
+/// read back with [`Engine::download_array`](crate::Engine::download_array), scanned in place on
+/// the device by [`Engine::exclusive_scan_device`](crate::Engine::exclusive_scan_device),
+/// reduced there by [`Engine::array_stats_device`](crate::Engine::array_stats_device).
 ///
 /// Like a [`DeviceImage`](crate::DeviceImage), an array given to an engine that did not make it
 /// is read back and processed there (same results). A dropped OpenCL array's buffer goes back
