@@ -217,3 +217,40 @@ fn a_program_in_the_persistent_cache_loads_on_the_callers_path() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+#[test]
+fn device_inputs_and_results_answered_from_the_cpu_stay_usable() {
+    let cpu = Engine::cpu();
+    let img = make_image(83, 29, 4, Content::Random, 5);
+    let blur = GaussianBlur::new(6);
+    let words: Vec<u32> = (0..3000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    for d in devices() {
+        let engine = automatic(&d, 1 << 20);
+        let dev = engine.upload(img.view()).expect("upload");
+        assert_eq!(
+            every_op(&engine, (&dev).into()),
+            every_op(&cpu, img.view().into()),
+            "{}: device input",
+            d.name
+        );
+        // Results that stay on the engine, whichever path made them, feed the next call.
+        let blurred = engine.gaussian_blur_device(&dev, &blur).expect("blur");
+        let want = cpu.gaussian_blur(img.view(), &blur).expect("cpu blur");
+        assert_eq!(engine.download(&blurred).ok(), Some(want.clone()));
+        assert_eq!(
+            engine.luminance_stats(&blurred).ok(),
+            cpu.luminance_stats(&want).ok(),
+            "{}",
+            d.name
+        );
+        let array = engine.upload_array(&words).expect("upload array");
+        let scanned = engine.exclusive_scan_device(&array).expect("scan");
+        let again = engine.exclusive_scan_device(&scanned).expect("scan again");
+        let want_once = cpu.exclusive_scan(&words).expect("cpu scan");
+        let want_twice = cpu.exclusive_scan(&want_once).expect("cpu scan");
+        assert_eq!(engine.download_array(&again).ok(), Some(want_twice));
+        engine.wait_for_builds();
+    }
+}
