@@ -56,7 +56,7 @@ impl ClEngine {
     /// Where this thread's call defers this engine's builds and `key` is neither built nor
     /// failed before: queues `key` for the worker and returns the error the call answers from
     /// the CPU on. `None`: build on the caller's path.
-    pub(super) fn defer_build(self: &ClEngine, key: ProgramKey) -> Option<Error> {
+    pub(super) fn defer_build(&self, key: ProgramKey) -> Option<Error> {
         let engine = DEFERRING.with(|d| {
             d.borrow()
                 .as_ref()
