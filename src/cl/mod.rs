@@ -112,6 +112,8 @@ pub(crate) struct ClEngine {
     background: Mutex<background::Specialisations>,
     /// Programs queued to build off the callers' path (see `deferred`).
     deferred: Mutex<deferred::Deferred>,
+    /// Wakes the deferred builds' worker from its first wait (see `deferred`).
+    deferred_wake: std::sync::Condvar,
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Idle image buffers by element count (see [`ClEngine::image_buffer`]).
@@ -272,6 +274,7 @@ impl ClEngine {
             records: Mutex::new(Vec::new()),
             background: Mutex::new(background::Specialisations::default()),
             deferred: Mutex::new(deferred::Deferred::default()),
+            deferred_wake: std::sync::Condvar::new(),
             scratch: Mutex::new(HashMap::new()),
             failed_variants: Mutex::new(HashMap::new()),
             pinned: Mutex::new(Vec::new()),
