@@ -3,7 +3,8 @@
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
-/// Settings of an OpenCL engine made with [`Engine::with_device_config`](crate::Engine::with_device_config).
+/// Settings of an OpenCL engine made with
+/// [`Engine::with_device_config`](crate::Engine::with_device_config).
 ///
 /// ```
 /// let config = clpix::EngineConfig::default();
@@ -138,12 +139,13 @@ pub struct Tuning {
     /// on GPUs and accelerators, a whole file on CPU devices).
     pub programs: Option<ProgramUnit>,
     /// `CLPIX_HOST_WHILE_BUILDING=n`: an engine made by [`Engine::new`](crate::Engine::new)
-    /// (or configured with [`EngineConfig::cpu_fallback`]) answers a call of at most `n` pixels or elements from the CPU path (the same bits) when
-    /// a program the call needs is not built yet, and builds it on a thread of its own for the
-    /// calls after; larger calls wait for the build. `0`: every call waits. `None`: 2^20
-    /// on GPUs and accelerators (on NVIDIA a first call's programs
-    /// take 0.06–0.8 s to build, which the CPU path beats for a million pixels), 0 on CPU
-    /// devices (PoCL 3.1 holds a download while it compiles, so the CPU path waited anyway).
+    /// (or configured with [`EngineConfig::cpu_fallback`]) answers a call of at most `n` pixels
+    /// or elements from the CPU path (the same bits) when a program the call needs is not built
+    /// yet, and builds it on a thread of its own for the calls after; larger calls wait for the
+    /// build. `0`: every call waits. `None`: 2^20 on GPUs and accelerators (on NVIDIA a first
+    /// call's programs take 0.06–0.8 s to build, which the CPU path beats for a million
+    /// pixels), 0 on CPU devices (PoCL 3.1 holds a download while it compiles, so the CPU path
+    /// waited anyway).
     pub host_while_building: Option<u64>,
 }
 

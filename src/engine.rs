@@ -631,53 +631,32 @@ impl Engine {
                 cl::set_last_kernel_ns(None);
                 cpu()
             }
-            Backend::OpenCl(c) => match self.run_deferring(c, work, cl) {
-                Err(Error::ProgramBuilding { program, .. }) => {
-                    log::info!(
-                        "clpix: {operation} answered by the CPU while the {program} program \
-                         builds"
-                    );
-                    cl::set_last_kernel_ns(None);
-                    cpu()
+            Backend::OpenCl(c) => {
+                let result = match self.answer_while_building && c.defers_builds_for(work) {
+                    true => cl::with_builds_deferred(c, || cl(c)),
+                    false => cl(c),
+                };
+                match result {
+                    Err(Error::ProgramBuilding { program, .. }) => {
+                        log::info!(
+                            "clpix: {operation} answered by the CPU while the {program} \
+                             program builds"
+                        );
+                        cl::set_last_kernel_ns(None);
+                        cpu()
+                    }
+                    Err(
+                        e @ (Error::KernelBuild { .. }
+                        | Error::KernelSource { .. }
+                        | Error::DeviceLimit { .. }),
+                    ) if self.fallback_on_device_error => {
+                        log::warn!("clpix: {operation} runs on the CPU: {e}");
+                        cl::set_last_kernel_ns(None);
+                        cpu()
+                    }
+                    r => r,
                 }
-                Err(
-                    e @ (Error::KernelBuild { .. }
-                    | Error::KernelSource { .. }
-                    | Error::DeviceLimit { .. }),
-                ) if self.fallback_on_device_error => {
-                    log::warn!("clpix: {operation} runs on the CPU: {e}");
-                    cl::set_last_kernel_ns(None);
-                    cpu()
-                }
-                r => r,
-            },
-        }
-    }
-}
-
-impl Engine {
-    /// Runs `cl` on `c`, with its builds deferred where this engine answers a call of `work`
-    /// from the CPU while its programs build (see [`dispatch`](Self::dispatch)).
-    fn run_deferring<T>(
-        &self,
-        c: &Arc<ClEngine>,
-        work: u64,
-        cl: impl FnOnce(&Arc<ClEngine>) -> Result<T>,
-    ) -> Result<T> {
-        let limit = c
-            .tuning
-            .host_while_building
-            .unwrap_or(match c.info.device_type {
-                // PoCL 3.1 holds a download while it compiles: the CPU path's wait for the
-                // device image then cost more than the build (the demo's second run 1.4 s
-                // against 0.19 s).
-                DeviceType::Cpu => 0,
-                _ => crate::config::HOST_WHILE_BUILDING,
-            });
-        if self.answer_while_building && c.may_defer_builds() && work <= limit {
-            cl::with_builds_deferred(c, || cl(c))
-        } else {
-            cl(c)
+            }
         }
     }
 }
@@ -685,9 +664,10 @@ impl Engine {
 impl Drop for Engine {
     /// Forgets the builds queued for calls answered from the CPU (see
     /// [`Tuning::host_while_building`](crate::Tuning::host_while_building)) that have not
-    /// started, then waits for the engine's background builds and program cache stores: a process that
-    /// returns from `main` while a thread is inside the driver's compiler may crash on exit
-    /// (seen with NVIDIA's driver: a child process that ran one blur died without a word).
+    /// started, then waits for the engine's background builds and program cache stores: a
+    /// process that returns from `main` while a thread is inside the driver's compiler may crash
+    /// on exit (seen with NVIDIA's driver: a child process that ran one blur died without a
+    /// word).
     fn drop(&mut self) {
         if let Backend::OpenCl(cl) = &self.backend {
             cl.drop_deferred_queue();
