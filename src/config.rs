@@ -272,10 +272,36 @@ pub struct BlurTuning {
     /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores, as (horizontal, vertical); forced on another device it is an error.
     pub tensor: Option<(bool, bool)>,
-    /// `CLPIX_BLUR_F32=fused|two-pass`: the f32 blur on GPUs in one kernel (`Some(true)`,
-    /// where it fits: w ≤ 16 and the device's local memory) or in two passes. `None`: fused
-    /// up to w = 2, where it was faster (H200), else two passes.
-    pub f32_fused: Option<bool>,
+    /// `CLPIX_BLUR_F32=tile|registers|two-pass`: the f32 blur's kernels on GPUs (`None`: the
+    /// default by radius, see [`BlurF32Kernel`]); a forced kernel that does not fit or build is
+    /// an error.
+    pub f32_kernel: Option<BlurF32Kernel>,
+    /// `CLPIX_BLUR_F32_CHANNELS=1|2|4`: channels a work-item of the f32 register kernel takes.
+    pub f32_channels: Option<u32>,
+    /// `CLPIX_BLUR_F32_COLUMNS=1|2`: columns a work-item of the f32 register kernel takes.
+    pub f32_columns: Option<u32>,
+    /// `CLPIX_BLUR_F32_ROWS=8|16|32`: output rows a work-item of the f32 radius-built vertical
+    /// pass takes.
+    pub f32_rows: Option<u32>,
+}
+
+/// The GPU f32 blur's kernels (`CLPIX_BLUR_F32`).
+///
+/// ```
+/// assert_ne!(clpix::BlurF32Kernel::Tile, clpix::BlurF32Kernel::Registers);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlurF32Kernel {
+    /// `tile` (also `fused`): both passes in one generic kernel, a tile's horizontal results in
+    /// local memory (w ≤ 16, where the local memory holds the tile).
+    Tile,
+    /// `registers`: both passes in one kernel built per radius, the output rows in flight in
+    /// registers.
+    Registers,
+    /// `radius`: the two passes built per radius (up to w = 64).
+    Radius,
+    /// `two-pass`: the generic two passes, any radius.
+    TwoPass,
 }
 
 /// The GPU RGBA8 blur's kernels (`CLPIX_BLUR_GPU`).
@@ -608,10 +634,31 @@ impl BlurTuning {
                     ("vertical", (false, true)),
                 ]),
             )?,
-            f32_fused: env_parse(
+            f32_kernel: env_parse(
                 "CLPIX_BLUR_F32",
-                "fused or two-pass",
-                one_of(&[("fused", true), ("two-pass", false)]),
+                "tile, registers, radius or two-pass",
+                one_of(&[
+                    ("tile", BlurF32Kernel::Tile),
+                    ("fused", BlurF32Kernel::Tile),
+                    ("registers", BlurF32Kernel::Registers),
+                    ("radius", BlurF32Kernel::Radius),
+                    ("two-pass", BlurF32Kernel::TwoPass),
+                ]),
+            )?,
+            f32_channels: env_parse(
+                "CLPIX_BLUR_F32_CHANNELS",
+                "1, 2 or 4",
+                one_of(&[("1", 1), ("2", 2), ("4", 4)]),
+            )?,
+            f32_columns: env_parse(
+                "CLPIX_BLUR_F32_COLUMNS",
+                "1 or 2",
+                one_of(&[("1", 1), ("2", 2)]),
+            )?,
+            f32_rows: env_parse(
+                "CLPIX_BLUR_F32_ROWS",
+                "8, 16 or 32",
+                one_of(&[("8", 8), ("16", 16), ("32", 32)]),
             )?,
         })
     }

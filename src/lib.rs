@@ -16,8 +16,8 @@ mod spec;
 
 pub use crate::cl::{devices, DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord};
 pub use crate::config::{
-    BlurBand, BlurKernel, BlurTuning, CompactRelocation, EngineConfig, KernelLayout, ProgramCache,
-    ProgramUnit, ScanKernel, Staging, Tuning,
+    BlurBand, BlurF32Kernel, BlurKernel, BlurTuning, CompactRelocation, EngineConfig, KernelLayout,
+    ProgramCache, ProgramUnit, ScanKernel, Staging, Tuning,
 };
 pub use crate::device::{DeviceArray, DeviceImage, DeviceImageF32, ImageInput, PinnedImage};
 pub use crate::engine::{BackendInfo, BackendKind, Engine};

@@ -10,8 +10,8 @@
 
 mod common;
 
+use clpix::{BlurF32Kernel, ScanKernel, Tuning};
 use clpix::{BlurKernel, Border, CompactOrder, CompactRelocation, Engine, GaussianBlur};
-use clpix::{ScanKernel, Tuning};
 use common::*;
 
 /// Every device in the GPU layout with `tuning`, and (for `both_layouts`) in its own layout.
@@ -192,15 +192,21 @@ fn every_operation_and_variant_on_small_inputs() {
         }
     }
 
-    // The f32 blur in one kernel (forced beyond its default radius) and in two passes.
+    // The f32 blur in one kernel (the tile kernel forced beyond its default radius; the
+    // register kernel) and in two passes.
     let f = image::Rgba32FImage::from_fn(45, 37, |x, y| {
         image::Rgba([x as f32 / 3.0, y as f32 * 1e-3, -(x as f32), 1.0])
     });
-    for fused in [true, false] {
-        let es = engines(&tuned(|t| t.blur.f32_fused = Some(fused)), false);
+    for kernel in [
+        BlurF32Kernel::Tile,
+        BlurF32Kernel::Registers,
+        BlurF32Kernel::Radius,
+        BlurF32Kernel::TwoPass,
+    ] {
+        let es = engines(&tuned(|t| t.blur.f32_kernel = Some(kernel)), false);
         for (w, border) in [(2u32, Border::Zero), (9, Border::Reflect)] {
             let blur = GaussianBlur::new(w).border(border);
-            let label = format!("f32 fused {fused} w = {w}");
+            let label = format!("f32 {kernel:?} w = {w}");
             same_as_cpu(&es, &label, |e| e.gaussian_blur_f32(&f, &blur));
         }
     }

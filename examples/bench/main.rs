@@ -261,9 +261,13 @@ fn radius_cases() -> Vec<Case> {
         blur_case!("blur_w48", 48),
         blur_case!("blur_w64", 64),
         blur_f32_row!("blur_f32_device_w2", blur_f32_device_case, 2),
+        blur_f32_row!("blur_f32_device_w1", blur_f32_device_case, 1),
         blur_f32_row!("blur_f32_device_w3", blur_f32_device_case, 3),
         blur_f32_row!("blur_f32_device_w4", blur_f32_device_case, 4),
+        blur_f32_row!("blur_f32_device_w12", blur_f32_device_case, 12),
+        blur_f32_row!("blur_f32_device_w16", blur_f32_device_case, 16),
         blur_f32_row!("blur_f32_device_w25", blur_f32_device_case, 25),
+        blur_f32_row!("blur_f32_device_w32", blur_f32_device_case, 32),
     ]
 }
 

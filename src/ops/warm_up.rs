@@ -66,8 +66,8 @@ impl Engine {
             let calls = self.tuning_specialise_after();
             for _ in 0..calls {
                 self.gaussian_blur(&img, &blur)?;
+                self.gaussian_blur_f32(&f32_img, &blur)?;
             }
-            self.gaussian_blur_f32(&f32_img, &blur)?;
         }
         // The radius-built programs started building in the background (in parallel).
         self.wait_for_builds();

@@ -50,3 +50,231 @@ void blur_fused_f32(__global const float4* src, uint width, uint height,
     }
 }
 #endif
+
+/* The f32 blur on GPUs built per radius (BLUR_W, with BLUR_F32CH channels a work-item: 1, 2
+ * or 4, and BLUR_F32FX work-items a group): both passes in one kernel, the 2W + 1 output rows
+ * in flight in registers, as blur_fused_reg_u8 (blur_radius.cl) does for RGBA8. A group owns
+ * RP = FX * CH / 4 neighbouring pixels and walks a strip of rows: each input row's RP + 2W
+ * pixels (through the borders; a zero row is all zeros) go into local memory
+ * (double-buffered, loaded into registers during the previous row's arithmetic), each
+ * work-item filters its channels horizontally, taps in order, and adds the value times wt[k]
+ * to the accumulator of every output row it is tap k of; the oldest, then complete, is
+ * written. Each output is the same sequence of fused multiply-adds as the two passes' (rows
+ * come in order, so each accumulator takes its taps in order), so the bits are theirs. 32
+ * bytes of DRAM traffic a pixel, where the two passes move 64. */
+#if defined(BLUR_W) && defined(BLUR_F32CH)
+#define RCH ((uint)BLUR_F32CH)
+#define RVP (4u / RCH)                    /* vectors a pixel */
+#define RFX ((uint)BLUR_F32FX)            /* work-items a group */
+#ifndef BLUR_F32CPX
+#define BLUR_F32CPX 1
+#endif
+#define RCPX ((uint)BLUR_F32CPX)          /* columns (vectors of a row) a work-item */
+#define RPX (RFX * RCPX / RVP)            /* output pixels a group */
+#define RSPAN ((RPX + 2u * W) * RVP)      /* vectors of an input row in local memory */
+#define RK ((RSPAN + RFX - 1u) / RFX)     /* of them a work-item loads */
+#if BLUR_F32CH == 4
+typedef float4 rvec;
+#elif BLUR_F32CH == 2
+typedef float2 rvec;
+#else
+typedef float rvec;
+#endif
+
+/* The RSPAN vectors of input row r (pixels x0 - W ..) a group needs, RK a work-item. */
+inline void f32_reg_load(__global const rvec* src, uint width, uint height, uint border,
+                         uint x0, long r, rvec* pre) {
+    uint lid = get_local_id(0);
+    long rs = (r >= 0 && r < (long)height) ? r : blur_map(r, height, border);
+    __global const rvec* row = src + (size_t)(rs < 0 ? 0 : rs) * width * RVP;
+#pragma unroll
+    for (uint m = 0; m < RK; ++m) {
+        uint k = lid + m * RFX;
+        uint px = k / RVP;
+        long p = (long)x0 + (long)px - (long)W;
+        rvec v = (rvec)(0.0f);
+        if (k < RSPAN && rs >= 0) {
+            long s = (p >= 0 && p < (long)width) ? p : blur_map(p, width, border);
+            if (s >= 0) v = row[(size_t)s * RVP + (k - px * RVP)];
+        }
+        pre[m] = v;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(BLUR_F32FX, 1, 1)))
+void blur_fused_reg_f32(__global const rvec* src, uint width, uint height,
+                        __constant float* wt, uint w, uint border, __global rvec* dst, uint xg,
+                        uint strip, __local rvec* tile) {
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint x0 = (g - sy * xg) * RPX;
+    long y0 = (long)sy * strip;
+    uint rows = (uint)(min(y0 + (long)strip, (long)height) - y0);
+    /* Whole runs of TAPS input rows (no barrier under a condition); rows past the strip are
+       read but not written. */
+    uint nin = (rows + 2u * W + TAPS - 1u) / TAPS * TAPS;
+    float wk[TAPS];
+    rvec acc[RCPX][TAPS];
+#pragma unroll
+    for (uint k = 0; k < TAPS; ++k) {
+        wk[k] = wt[k];
+#pragma unroll
+        for (uint c = 0; c < RCPX; ++c) acc[c][k] = (rvec)(0.0f);
+    }
+    rvec pre[RK];
+    f32_reg_load(src, width, height, border, x0, y0 - (long)W, pre);
+    for (uint j0 = 0; j0 < nin; j0 += TAPS) {
+#pragma unroll
+        for (uint u = 0; u < TAPS; ++u) {
+            uint j = j0 + u;
+            __local rvec* tl = tile + (j & 1u) * RSPAN;
+#pragma unroll
+            for (uint m = 0; m < RK; ++m) {
+                uint k = lid + m * RFX;
+                if (k < RSPAN) tl[k] = pre[m];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            f32_reg_load(src, width, height, border, x0, y0 - (long)W + (long)j + 1, pre);
+            /* Column col = lid + c * RFX of the group (vectors of a row: coalesced). */
+#pragma unroll
+            for (uint c = 0; c < RCPX; ++c) {
+                uint col = lid + c * RFX;
+                rvec h = (rvec)(0.0f);
+#pragma unroll
+                for (uint i = 0; i < TAPS; ++i) h = fma((rvec)(wk[i]), tl[col + i * RVP], h);
+                /* Input row j is tap k of output row j - k (slot (j - k) % TAPS; j0 % TAPS
+                   is 0). */
+#pragma unroll
+                for (uint k = 0; k < TAPS; ++k) {
+                    uint s = (u + TAPS - k) % TAPS;
+                    acc[c][s] = fma((rvec)(wk[k]), h, acc[c][s]);
+                }
+                /* Output row j - 2W (slot (u + 1) % TAPS) is complete; rows before the strip
+                   (j < 2W) only clear their slot. */
+                rvec done = acc[c][(u + 1u) % TAPS];
+                acc[c][(u + 1u) % TAPS] = (rvec)(0.0f);
+                if (j >= 2u * W && j - 2u * W < rows && x0 + col / RVP < width)
+                    dst[((size_t)(y0 + (long)j - 2 * (long)W) * width + x0) * RVP + col] = done;
+            }
+        }
+    }
+}
+#endif
+
+/* The f32 two passes built per radius (BLUR_W with BLUR_F32VR, the output rows a work-item
+ * of the vertical pass), for radii whose 2W + 1 accumulators a pixel would crowd the
+ * registers of blur_fused_reg_f32. Each value is the same sequence of fused multiply-adds as
+ * in blur_h_f32 and blur_v_f32, taps in order.
+ * Horizontal (blur_h_rad_f32): a group of 128 work-items filters 256 pixels of one row. The
+ * row's 256 + 2W pixels go into local memory as four planes, one a channel; work-item t
+ * filters 8 neighbouring pixels of one channel from a window of 8 + 2W values streamed 4 at
+ * a time, each value added to the outputs it is a tap of; the results go back through planes
+ * so that the row is written as whole pixels.
+ * Vertical (blur_v_rad_f32): work-item t of 64 takes one pixel column and VR output rows,
+ * reading the VR + 2W rows they need once each (from the cache where neighbouring groups'
+ * rows overlap), each added to the outputs it is a tap of. */
+#if defined(BLUR_W) && defined(BLUR_F32VR)
+#define HRT 128u                              /* work-items of a horizontal group */
+#define HRPX 256u                             /* its output pixels, 8 a work-item */
+#define HRQ ((2u * W + 11u) / 4u)             /* float4s of a work-item's window */
+#define HRPL0 (HRPX + 4u * ((W + 1u) / 2u))
+/* Floats of an input plane: 4 more than a multiple of 8, so that the two planes a quarter
+   warp reads lie in different banks. */
+#define HRPL (HRPL0 + ((HRPL0 % 8u) == 0u ? 4u : 0u))
+#define HRHS (HRPX + 4u)                      /* floats of a result plane, likewise */
+#define HRK ((HRPL + HRT - 1u) / HRT)         /* input pixels a work-item loads */
+#define VRR ((uint)BLUR_F32VR)
+
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_h_rad_f32(__global const float4* src, uint width, uint height,
+                    __constant float* wt, uint w, uint border, __global float4* t,
+                    uint xg, __local float4* lm4) {
+    __local float* in = (__local float*)lm4;  /* 4 planes of HRPL */
+    __local float* hb = in + 4u * HRPL;       /* 4 planes of HRHS */
+    uint lid = get_local_id(0);
+    uint g = get_group_id(0);
+    uint y = g / xg;
+    uint x0 = (g - y * xg) * HRPX;
+    __global const float4* row = src + (size_t)y * width;
+#pragma unroll
+    for (uint m = 0; m < HRK; ++m) {
+        uint k = lid + m * HRT;
+        if (k < HRPL) {
+            long p = (long)x0 + (long)k - (long)W;
+            long s = (p >= 0 && p < (long)width) ? p : blur_map(p, width, border);
+            float4 v = s >= 0 ? row[s] : (float4)(0.0f);
+            in[k] = v.x;
+            in[HRPL + k] = v.y;
+            in[2u * HRPL + k] = v.z;
+            in[3u * HRPL + k] = v.w;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Lane l of a warp: channel (l / 4) % 4, block of 8 pixels l % 4 + 4 (l / 16): a quarter
+       warp reads 4 neighbouring blocks of two planes. */
+    uint lane = lid & 31u;
+    uint c = (lane >> 2) & 3u;
+    uint hp = 8u * ((lid >> 5) * 8u + (lane & 3u) + 4u * (lane >> 4));
+    __local const float4* win = (__local const float4*)(in + c * HRPL + hp);
+    float acc[8];
+#pragma unroll
+    for (uint i = 0; i < 8u; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (uint q = 0; q < HRQ; ++q) {
+        float4 f = win[q];
+        float v[4] = {f.x, f.y, f.z, f.w};
+#pragma unroll
+        for (uint e = 0; e < 4u; ++e) {
+            uint k = 4u * q + e; /* window position: tap k - i of output i */
+#pragma unroll
+            for (uint i = 0; i < 8u; ++i)
+                if (k >= i && k - i <= 2u * W) acc[i] = fma(wt[k - i], v[e], acc[i]);
+        }
+    }
+    __local float4* hq = (__local float4*)(hb + c * HRHS + hp);
+    hq[0] = (float4)(acc[0], acc[1], acc[2], acc[3]);
+    hq[1] = (float4)(acc[4], acc[5], acc[6], acc[7]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global float4* out = t + (size_t)y * width;
+#pragma unroll
+    for (uint m = 0; m < HRPX / HRT; ++m) {
+        uint k = lid + m * HRT;
+        if (x0 + k < width)
+            out[x0 + k] = (float4)(hb[k], hb[HRHS + k], hb[2u * HRHS + k], hb[3u * HRHS + k]);
+    }
+}
+
+/* Pixel x of row p of t through the borders (a zero pixel for a zero row). */
+inline float4 f32_rad_row(__global const float4* t, uint width, uint height, uint border,
+                          uint x, long p) {
+    long r = (p >= 0 && p < (long)height) ? p : blur_map(p, height, border);
+    return r >= 0 ? t[(size_t)r * width + x] : (float4)(0.0f);
+}
+
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void blur_v_rad_f32(__global const float4* t, uint width, uint height, __constant float* wt,
+                    uint w, uint border, __global float4* dst, uint xg) {
+    uint g = get_group_id(0);
+    uint yb = g / xg;
+    uint x = (g - yb * xg) * 64u + get_local_id(0);
+    if (x >= width) return;
+    long y0 = (long)yb * VRR;
+    float4 acc[VRR];
+#pragma unroll
+    for (uint k = 0; k < VRR; ++k) acc[k] = (float4)(0.0f);
+#pragma unroll
+    for (uint j = 0; j < VRR + 2u * W; ++j) {
+        float4 v = f32_rad_row(t, width, height, border, x, y0 + (long)j - (long)W);
+        /* Row j is tap j - k of output row k. */
+#pragma unroll
+        for (uint k = 0; k < VRR; ++k)
+            if (j >= k && j - k <= 2u * W) acc[k] = fma((float4)(wt[j - k]), v, acc[k]);
+    }
+#pragma unroll
+    for (uint k = 0; k < VRR; ++k) {
+        long y = y0 + k;
+        if (y < (long)height) dst[(size_t)y * width + x] = acc[k];
+    }
+}
+#endif

@@ -207,7 +207,7 @@ pub(super) fn fixed_weights_buffer(
 
 /// The f32 blur's weights on the device; an error on a device that flushes denormals (it would
 /// give other bits on such inputs).
-fn f32_weights(
+pub(super) fn f32_weights(
     cl: &Arc<ClEngine>,
     blur: &GaussianBlur,
 ) -> Result<Arc<opencl3::memory::Buffer<u32>>> {

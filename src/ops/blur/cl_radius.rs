@@ -10,6 +10,14 @@ pub(super) type Io<'a, S> = (
     Arg,
 );
 
+/// Two per-radius passes' input, intermediate (as 32-bit words), output and weights.
+pub(super) type PassesIo<'a, S> = (
+    &'a opencl3::memory::Buffer<S>,
+    &'a opencl3::memory::Buffer<u32>,
+    &'a opencl3::memory::Buffer<S>,
+    Arg,
+);
+
 /// Runs the blur of `src` (one buffer of `width × height` pixels) into `dst`: on GPUs two
 /// passes through an intermediate buffer of `D` (4 a pixel); on CPU devices the fused ring
 /// kernel when the halo is small against each group's rows, else the same two passes.
@@ -67,11 +75,11 @@ pub(super) fn cl_passes<S, D>(
         events.push(cl.launch(vk, &vargs, groups, 1)?);
         return cl.finish(&events);
     }
-    if format == Format::RgbaF32
-        && cl.tuning.blur.f32_fused != Some(false)
-        && gpu_fused_f32(cl, (src, dst, weights), (width, height), (w, code))?
-    {
-        return Ok(());
+    let f32 = (format == Format::RgbaF32).then(|| f32_choice(cl, blur));
+    if let Some(choice) = f32 {
+        if gpu_f32_one_kernel(cl, choice, (src, dst, weights), (width, height), blur)? {
+            return Ok(());
+        }
     }
     let settings = match format {
         Format::Rgba8 => GpuSettings::of(&cl.tuning.blur),
@@ -122,6 +130,11 @@ pub(super) fn cl_passes<S, D>(
     let words = (4 * n * std::mem::size_of::<D>()).div_ceil(4);
     let tmp = cl.scratch(ScratchKind::BlurIntermediate, words)?;
     let result = (|| {
+        if let Some((F32Choice::Radius, forced)) = f32 {
+            if gpu_radius_f32(cl, (src, &tmp, dst, weights), (width, height), blur, forced)? {
+                return Ok(());
+            }
+        }
         if matches!(choice, GpuBlur::RadiusPasses | GpuBlur::Band)
             && gpu_radius_passes_u8(
                 cl,
@@ -188,12 +201,7 @@ fn specialise_in_background(cl: &Arc<ClEngine>, blur: &GaussianBlur) {
 /// passes, which give the same bits.
 pub(super) fn gpu_radius_passes_u8<S>(
     cl: &Arc<ClEngine>,
-    (src, tmp, dst, weights): (
-        &opencl3::memory::Buffer<S>,
-        &opencl3::memory::Buffer<u32>,
-        &opencl3::memory::Buffer<S>,
-        Arg,
-    ),
+    (src, tmp, dst, weights): PassesIo<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
     settings: &GpuSettings,
@@ -411,56 +419,4 @@ pub(super) fn gpu_fused_u8<S>(
         &[Arg::Local(2 * (cols + 2 * w as usize) * 4)],
         ("the fused blur kernel", settings.kernel.is_some()),
     )
-}
-
-/// The largest radius `blur_fused_f32` (blur_f32.cl) takes by default. Its horizontal part
-/// reads its taps from global memory (the cache), 2w + 1 loads a value: H200, 8192² kernels,
-/// fused against two passes, w = 2: 0.879 against 1.182 ms (NPP's f32 row + column 1.345);
-/// w = 8: 3.089 against 1.687 (even near w = 3). Forced (`CLPIX_BLUR_F32=fused`) it takes up
-/// to [`FUSED_F32_FORCED_MAX_RADIUS`].
-const FUSED_F32_MAX_RADIUS: u32 = 2;
-
-/// The largest radius of a forced `blur_fused_f32`: its local tile holds 32 + 2w rows of 32
-/// float4s (32 KiB at w = 16).
-const FUSED_F32_FORCED_MAX_RADIUS: u32 = 16;
-
-/// The f32 blur of a whole image in one kernel (`blur_fused_f32`) where the radius (see
-/// [`FUSED_F32_MAX_RADIUS`]) and the device's local memory allow; `false` (nothing enqueued)
-/// elsewhere. Waits for it.
-fn gpu_fused_f32<S>(
-    cl: &Arc<ClEngine>,
-    (src, dst, weights): (
-        &opencl3::memory::Buffer<S>,
-        &opencl3::memory::Buffer<S>,
-        Arg,
-    ),
-    (width, height): (u32, u32),
-    (w, code): (u32, u32),
-) -> Result<bool> {
-    const TILE: u32 = 32;
-    let local = (TILE + 2 * w) as usize * TILE as usize * 16;
-    let max = match cl.tuning.blur.f32_fused {
-        Some(true) => FUSED_F32_FORCED_MAX_RADIUS,
-        _ => FUSED_F32_MAX_RADIUS,
-    };
-    if w > max
-        || (local + 1024) as u64 > cl.info.local_mem_bytes
-        || cl.info.max_work_group_size < 128
-    {
-        return Ok(false);
-    }
-    let tiles_x = width.div_ceil(TILE);
-    let groups = tiles_x as usize * height.div_ceil(TILE) as usize;
-    let mut args = pass_args(
-        Arg::buf(src),
-        (width, height),
-        weights,
-        (w, code),
-        Arg::buf(dst),
-        &[],
-    );
-    args.extend([Arg::U32(tiles_x), Arg::Local(local)]);
-    let event = cl.launch(BLUR_FUSED_F32, &args, groups * 128, 128)?;
-    cl.finish(&[event])?;
-    Ok(true)
 }

@@ -8,9 +8,11 @@ pub(crate) const BLUR_BAND_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_
 pub(crate) const BLUR_BAND_V_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_f32");
 pub(crate) const BLUR_BAND_V_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_u8");
 pub(crate) const BLUR_FUSED_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_f32");
+pub(crate) const BLUR_FUSED_REG_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_reg_f32");
 pub(crate) const BLUR_FUSED_REG_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_reg_u8");
 pub(crate) const BLUR_H_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_h_f32");
 pub(crate) const BLUR_H_F32_DIRECT: Kernel = Kernel::new(ProgramId::Blur, "blur_h_f32_direct");
+pub(crate) const BLUR_H_RAD_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_h_rad_f32");
 pub(crate) const BLUR_H_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_h_u8");
 pub(crate) const BLUR_H_U8_DIRECT: Kernel = Kernel::new(ProgramId::Blur, "blur_h_u8_direct");
 pub(crate) const BLUR_HM_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_hm_u8");
@@ -18,6 +20,7 @@ pub(crate) const BLUR_HS_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_hs_u8")
 pub(crate) const BLUR_RING_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_ring_f32");
 pub(crate) const BLUR_RING_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_ring_u8");
 pub(crate) const BLUR_V_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_v_f32");
+pub(crate) const BLUR_V_RAD_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_v_rad_f32");
 pub(crate) const BLUR_V_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_v_u8");
 pub(crate) const BLUR_VM_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_vm_u8");
 pub(crate) const BLUR_VS_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_vs_u8");
@@ -29,9 +32,11 @@ pub(crate) const ALL: &[Kernel] = &[
     BLUR_BAND_V_F32,
     BLUR_BAND_V_U8,
     BLUR_FUSED_F32,
+    BLUR_FUSED_REG_F32,
     BLUR_FUSED_REG_U8,
     BLUR_H_F32,
     BLUR_H_F32_DIRECT,
+    BLUR_H_RAD_F32,
     BLUR_H_U8,
     BLUR_H_U8_DIRECT,
     BLUR_HM_U8,
@@ -39,6 +44,7 @@ pub(crate) const ALL: &[Kernel] = &[
     BLUR_RING_F32,
     BLUR_RING_U8,
     BLUR_V_F32,
+    BLUR_V_RAD_F32,
     BLUR_V_U8,
     BLUR_VM_U8,
     BLUR_VS_U8,

@@ -50,6 +50,13 @@
 //!   partial sum stays below 2^22; each pass loads its next block ahead, strips by radius
 //!   ([`tensor_blocks`]).
 //!
+//! For RGBA f32 (`blur_f32.cl`, launched from `cl_f32.rs`): up to w = 8 one kernel built per
+//! radius with its `2w + 1` float4 accumulators in registers (32 bytes a pixel, not 64); from
+//! w = 9 to 32 two passes built per radius (8 pixels a work-item of the horizontal pass from a
+//! register window over the row's channels in local planes, 8 rows a work-item of the vertical
+//! one); until those are built, and beyond, a generic one-kernel tile up to w = 2, else the
+//! generic passes. The same fused multiply-adds in the same order on every path.
+//!
 //! `CLPIX_BLUR_*` force a kernel or its shape (docs/tuning.md); a forced kernel that does not
 //! build, or a value not among a variable's, is an error ([`Error::InvalidEnvironment`]). A device
 //! that cannot build a per-radius kernel runs the radius-built or generic passes, same bits.
@@ -530,11 +537,13 @@ impl Engine {
 mod cl;
 pub(crate) mod kernels;
 use kernels::*;
-mod cl_radius;
+mod cl_f32;
+pub(super) mod cl_radius;
 mod cpu;
 mod nv;
 mod plan;
 use cl::*;
+use cl_f32::*;
 use cl_radius::*;
 use cpu::*;
 use nv::*;
