@@ -52,9 +52,10 @@ void blur_fused_f32(__global const float4* src, uint width, uint height,
 #endif
 
 /* The f32 blur on GPUs built per radius (BLUR_W, with BLUR_F32CH channels a work-item: 1, 2
- * or 4, and BLUR_F32FX work-items a group): both passes in one kernel, the 2W + 1 output rows
- * in flight in registers, as blur_fused_reg_u8 (blur_radius.cl) does for RGBA8. A group owns
- * RP = FX * CH / 4 neighbouring pixels and walks a strip of rows: each input row's RP + 2W
+ * or 4, BLUR_F32CPX columns a work-item, FX work-items apart, and BLUR_F32FX work-items a
+ * group): both passes in one kernel, the 2W + 1 output rows in flight in registers, as
+ * blur_fused_reg_u8 (blur_radius.cl) does for RGBA8. A group owns RP = FX * CPX * CH / 4
+ * neighbouring pixels and walks a strip of rows: each input row's RP + 2W
  * pixels (through the borders; a zero row is all zeros) go into local memory
  * (double-buffered, loaded into registers during the previous row's arithmetic), each
  * work-item filters its channels horizontally, taps in order, and adds the value times wt[k]

@@ -119,7 +119,7 @@ pub(super) fn f32_choice(cl: &Arc<ClEngine>, blur: &GaussianBlur) -> (F32Choice,
 pub(super) fn gpu_f32_one_kernel<S>(
     cl: &Arc<ClEngine>,
     (choice, forced): (F32Choice, bool),
-    io: cl_radius::Io<'_, S>,
+    io: Io<'_, S>,
     size: (u32, u32),
     blur: &GaussianBlur,
 ) -> Result<bool> {
@@ -143,7 +143,7 @@ pub(super) fn gpu_f32_one_kernel<S>(
 /// (unless `forced`: then an error), for the generic passes.
 pub(super) fn gpu_radius_f32<S>(
     cl: &Arc<ClEngine>,
-    (src, tmp, dst, weights): cl_radius::PassesIo<'_, S>,
+    (src, tmp, dst, weights): PassesIo<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
     forced: bool,
@@ -211,7 +211,7 @@ fn specialise_f32_in_background(cl: &Arc<ClEngine>, blur: &GaussianBlur) {
         cl.fill(&mut src, 0.5f32, n)?;
         let dst = cl.buffer::<f32>(n, "a background build's result")?;
         let wbuf = f32_weights(cl, blur)?;
-        cl_radius::cl_passes::<f32, f32>(
+        cl_passes::<f32, f32>(
             cl,
             Format::RgbaF32,
             &src,
@@ -236,7 +236,7 @@ fn specialise_f32_in_background(cl: &Arc<ClEngine>, blur: &GaussianBlur) {
 /// local memory are too small, or it does not build (unless `forced`: then an error).
 fn gpu_registers_f32<S>(
     cl: &Arc<ClEngine>,
-    io: cl_radius::Io<'_, S>,
+    io: Io<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
     forced: bool,
@@ -282,7 +282,7 @@ fn gpu_registers_f32<S>(
 /// elsewhere. Waits for it.
 fn gpu_tile_f32<S>(
     cl: &Arc<ClEngine>,
-    (src, dst, weights): cl_radius::Io<'_, S>,
+    (src, dst, weights): Io<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
     max: u32,

@@ -538,7 +538,7 @@ mod cl;
 pub(crate) mod kernels;
 use kernels::*;
 mod cl_f32;
-pub(super) mod cl_radius;
+mod cl_radius;
 mod cpu;
 mod nv;
 mod plan;
