@@ -269,10 +269,13 @@ pub struct BlurTuning {
     pub channels: Option<u32>,
     /// `CLPIX_BLUR_HPIXELS=4|8`: pixels a work-item of the radius-built horizontal pass takes.
     pub hpixels: Option<u32>,
+    /// `CLPIX_BLUR_VROWS=0|4|8|16`: output rows a block of the radius-built vertical pass
+    /// (a window of them and their 2w neighbours in registers); 0: a ring of rows unrolled.
+    pub vrows: Option<u32>,
     /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores, as (horizontal, vertical); forced on another device it is an error.
     pub tensor: Option<(bool, bool)>,
-    /// `CLPIX_BLUR_F32=tile|registers|two-pass`: the f32 blur's kernels on GPUs (`None`: the
+    /// `CLPIX_BLUR_F32=tile|registers|band|radius|two-pass`: the f32 blur's kernels on GPUs (`None`: the
     /// default by radius, see [`BlurF32Kernel`]); a forced kernel that does not fit or build is
     /// an error.
     pub f32_kernel: Option<BlurF32Kernel>,
@@ -281,8 +284,11 @@ pub struct BlurTuning {
     /// `CLPIX_BLUR_F32_COLUMNS=1|2`: columns a work-item of the f32 register kernel takes.
     pub f32_columns: Option<u32>,
     /// `CLPIX_BLUR_F32_ROWS=8|16|32`: output rows a work-item of the f32 radius-built vertical
-    /// pass takes.
+    /// pass takes where it takes pixel columns (`f32_vrows` 0).
     pub f32_rows: Option<u32>,
+    /// `CLPIX_BLUR_F32_VROWS=0|4|8|16`: output rows a block of the f32 radius-built vertical
+    /// pass walking strips a channel a work-item; 0: pixel columns, `f32_rows` rows each.
+    pub f32_vrows: Option<u32>,
 }
 
 /// The GPU f32 blur's kernels (`CLPIX_BLUR_F32`).
@@ -298,6 +304,10 @@ pub enum BlurF32Kernel {
     /// `registers`: both passes in one kernel built per radius, the output rows in flight in
     /// registers.
     Registers,
+    /// `band`: both passes in one kernel built per radius, in column bands of 64 pixels: rows
+    /// filtered 8 at a time into local memory, each work-item's window of them in registers
+    /// (up to w = 32).
+    Band,
     /// `radius`: the two passes built per radius (up to w = 64).
     Radius,
     /// `two-pass`: the generic two passes, any radius.
@@ -624,6 +634,11 @@ impl BlurTuning {
                 "4 or 8",
                 one_of(&[("4", 4), ("8", 8)]),
             )?,
+            vrows: env_parse(
+                "CLPIX_BLUR_VROWS",
+                "0, 4, 8 or 16",
+                one_of(&[("0", 0), ("4", 4), ("8", 8), ("16", 16)]),
+            )?,
             tensor: env_parse(
                 "CLPIX_BLUR_TENSOR",
                 "0, 1, horizontal or vertical",
@@ -636,11 +651,12 @@ impl BlurTuning {
             )?,
             f32_kernel: env_parse(
                 "CLPIX_BLUR_F32",
-                "tile, registers, radius or two-pass",
+                "tile, registers, band, radius or two-pass",
                 one_of(&[
                     ("tile", BlurF32Kernel::Tile),
                     ("fused", BlurF32Kernel::Tile),
                     ("registers", BlurF32Kernel::Registers),
+                    ("band", BlurF32Kernel::Band),
                     ("radius", BlurF32Kernel::Radius),
                     ("two-pass", BlurF32Kernel::TwoPass),
                 ]),
@@ -659,6 +675,11 @@ impl BlurTuning {
                 "CLPIX_BLUR_F32_ROWS",
                 "8, 16 or 32",
                 one_of(&[("8", 8), ("16", 16), ("32", 32)]),
+            )?,
+            f32_vrows: env_parse(
+                "CLPIX_BLUR_F32_VROWS",
+                "0, 4, 8 or 16",
+                one_of(&[("0", 0), ("4", 4), ("8", 8), ("16", 16)]),
             )?,
         })
     }

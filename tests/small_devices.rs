@@ -200,6 +200,7 @@ fn every_operation_and_variant_on_small_inputs() {
     for kernel in [
         BlurF32Kernel::Tile,
         BlurF32Kernel::Registers,
+        BlurF32Kernel::Band,
         BlurF32Kernel::Radius,
         BlurF32Kernel::TwoPass,
     ] {

@@ -103,10 +103,27 @@ fn f32_blur_kernels_match_cpu() {
             t.blur.f32_columns = Some(2);
             t
         }),
+        ("band", kernel(BlurF32Kernel::Band, None)),
         ("radius", kernel(BlurF32Kernel::Radius, None)),
-        ("radius 16 rows", {
+        ("radius, vertical in columns", {
             let mut t = kernel(BlurF32Kernel::Radius, None);
+            t.blur.f32_vrows = Some(0);
+            t
+        }),
+        ("radius, vertical in columns of 16 rows", {
+            let mut t = kernel(BlurF32Kernel::Radius, None);
+            t.blur.f32_vrows = Some(0);
             t.blur.f32_rows = Some(16);
+            t
+        }),
+        ("radius, vertical in blocks of 4 rows", {
+            let mut t = kernel(BlurF32Kernel::Radius, None);
+            t.blur.f32_vrows = Some(4);
+            t
+        }),
+        ("radius, vertical in blocks of 16 rows", {
+            let mut t = kernel(BlurF32Kernel::Radius, None);
+            t.blur.f32_vrows = Some(16);
             t
         }),
         ("two-pass", kernel(BlurF32Kernel::TwoPass, None)),
@@ -478,8 +495,9 @@ fn shape(kernel: BlurKernel, set: impl Fn(&mut Tuning)) -> Tuning {
 /// default GPUs take it up to 2) with one and two columns a work-item; the band kernel (1 to
 /// 32; by default GPUs take it from 3 to 20) in its default shapes and two more; the
 /// radius-specialised two passes (1 to 32) by default and with 1, 2 and 4 channels a work-item
-/// of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass, each at a few
-/// radii that cover its shapes.
+/// of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass, and with the
+/// vertical pass as an unrolled ring of rows and in blocks of 8 rows, each at a few radii that
+/// cover its shapes.
 #[test]
 fn per_radius_blur_kernels_match_cpu() {
     let cpu = Engine::cpu();
@@ -505,11 +523,19 @@ fn per_radius_blur_kernels_match_cpu() {
             t.blur.tensor = Some((false, false));
         })
     };
+    // The vertical pass as a ring of rows unrolled, and in blocks of 8 rows with 1 channel.
+    let vertical = |c: u32, rows: u32| {
+        shape(BlurKernel::Radius, move |t| {
+            t.blur.channels = Some(c);
+            t.blur.vrows = Some(rows);
+            t.blur.tensor = Some((false, false));
+        })
+    };
     let band_shape = |s: &str| {
         let b = BlurBand::parse(s).expect("a band shape");
         shape(BlurKernel::Band, move |t| t.blur.band = Some(b))
     };
-    let shapes: [(Tuning, &[u32]); 9] = [
+    let shapes: [(Tuning, &[u32]); 11] = [
         (
             shape(BlurKernel::Registers, |t| t.blur.columns = Some(1)),
             registers,
@@ -525,6 +551,8 @@ fn per_radius_blur_kernels_match_cpu() {
         (passes(1, 4), radius_more),
         (passes(2, 8), radius_more),
         (passes(4, 8), radius_more),
+        (vertical(2, 0), radius_more),
+        (vertical(1, 8), radius_more),
     ];
     for (tuning, radii) in shapes {
         let engines = gpu_layout_engines_tuned(&tuning);

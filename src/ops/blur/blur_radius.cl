@@ -140,9 +140,11 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
    filters HP neighbouring pixels from a sliding window in registers (HP + 2W loads for HP
    outputs) with f32 multiply-adds. Every value is an integer below 2^24 (SPEC: h is at most
    255 * 65536), so every product and sum is exact and the bits are those of the integer sum.
-   Vertical: VCH channels of one column a work-item; a ring of the last 2W + 1 intermediate rows
-   in registers, VPF more rows loaded ahead; one multiply a pair of rows (the weights are
-   symmetric), in integers. */
+   Vertical: VCH channels of one column a work-item down a strip of rows; with BLUR_VROWS (the
+   default) in blocks of that many output rows, whose window of BLUR_VROWS + 2W intermediate
+   rows is in registers, shifted block by block; with BLUR_VROWS 0 a ring of the last 2W + 1
+   rows, VPF more loaded ahead, unrolled (code that outgrew the instruction cache: H200, w = 25,
+   1.87 against 1.18 ms). One multiply a pair of rows (the weights are symmetric), in integers. */
 #define VCH ((uint)BLUR_VCH)
 #define HP ((uint)BLUR_HP)
 #define HTW (128u * HP)
@@ -231,6 +233,58 @@ inline VT vs_load(__global const VIN* t, uint lanes, uint height, uint border, i
     return r < 0 ? (VT)(0u) : VCONV(t[(size_t)r * lanes]);
 }
 
+#ifndef BLUR_VROWS
+#define BLUR_VROWS 0
+#endif
+#if BLUR_VROWS
+/* Blocks of VBR output rows: a window of VBR + 2W rows in registers, the next block's VBR rows
+   loaded during this block's arithmetic, the window shifted by VBR after it (2W moves). The
+   code is one block's, not a whole ring's. */
+#define VBR ((uint)BLUR_VROWS)
+#define VBWIN (VBR + 2u * W)
+__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint* q, uint w,
+                uint border, __global VOUT* dst, uint xg, uint strip) {
+    uint g = get_group_id(0);
+    uint sy = g / xg;
+    uint c = (g - sy * xg) * 128u + get_local_id(0);
+    uint lanes = width * (4u / VCH);
+    if (c >= lanes) return;
+    t += c;
+    dst += c;
+    uint y0 = sy * strip;
+    uint rows = min(strip, height - y0);
+    int top = (int)y0 - (int)W; /* input row 0 */
+    uint qk[W + 1u];
+#pragma unroll
+    for (uint d = 0; d <= W; ++d) qk[d] = q[W + d];
+    VT x[VBWIN];
+    VT nx[VBR];
+#pragma unroll
+    for (uint u = 0; u < 2u * W; ++u) x[u] = vs_load(t, lanes, height, border, top + (int)u);
+#pragma unroll
+    for (uint i = 0; i < VBR; ++i) nx[i] = vs_load(t, lanes, height, border, top + (int)(2u * W + i));
+    __global VOUT* out = dst + (size_t)y0 * lanes;
+    for (uint o = 0; o < rows; o += VBR) {
+#pragma unroll
+        for (uint i = 0; i < VBR; ++i) x[2u * W + i] = nx[i];
+        if (o + VBR < rows) {
+#pragma unroll
+            for (uint i = 0; i < VBR; ++i)
+                nx[i] = vs_load(t, lanes, height, border, top + (int)(o + VBR + 2u * W + i));
+        }
+#pragma unroll
+        for (uint i = 0; i < VBR; ++i) {
+            VT acc = qk[0] * x[i + W];
+#pragma unroll
+            for (uint d = 1; d <= W; ++d) acc += qk[d] * (x[i + W - d] + x[i + W + d]);
+            if (o + i < rows) out[(size_t)(o + i) * lanes] = VPACK((acc + (1u << 23)) >> 24);
+        }
+#pragma unroll
+        for (uint k = 0; k < 2u * W; ++k) x[k] = x[k + VBR];
+    }
+}
+#else
 __kernel __attribute__((reqd_work_group_size(128, 1, 1)))
 void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint* q, uint w,
                 uint border, __global VOUT* dst, uint xg, uint strip) {
@@ -272,6 +326,7 @@ void blur_vs_u8(__global const VIN* t, uint width, uint height, __constant uint*
         }
     }
 }
+#endif /* BLUR_VROWS */
 #endif /* the CUDA-core passes */
 /* The passes on NVIDIA's tensor cores (BLUR_TENSOR) are in blur_nv.cl, pasted after this file. */
 #else /* the fused band kernel's programs (BLUR_BAND_ROWS given) */

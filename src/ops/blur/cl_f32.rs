@@ -1,7 +1,7 @@
 //! The OpenCL launchers of the GPU f32 blur's kernels other than the generic two passes: the
 //! generic tile kernel (`blur_fused_f32`), the kernel built per radius with the output rows in
-//! registers (`blur_fused_reg_f32`) and the two passes built per radius (`blur_h_rad_f32`,
-//! `blur_v_rad_f32`), and the choice between them (measurements: docs/performance.md, "f32
+//! registers (`blur_fused_reg_f32`) and the two passes built per radius (`blur_h_rad_f32`, then
+//! `blur_vs_rad_f32` or `blur_v_rad_f32`), and the choice between them (measurements: docs/performance.md, "f32
 //! kernels built per radius").
 
 use super::*;
@@ -18,15 +18,27 @@ const TILE_F32_MAX_RADIUS: u32 = 2;
 /// float4s (32 KiB at w = 16).
 const TILE_F32_FORCED_MAX_RADIUS: u32 = 16;
 
-/// The radii at which GPUs take the f32 register kernel by default (once built). H200, 8192²,
-/// kernel ms: w = 2 0.645–0.652 (tile kernel 0.868, two passes 1.171), w = 8 1.326–1.369
-/// (radius-built passes 1.452–1.469), w = 12 3.151 (radius-built passes 1.649–1.698).
-pub(super) const REGISTER_F32_RADII: std::ops::RangeInclusive<u32> = 1..=8;
+/// The radii at which GPUs take the f32 band kernel by default (once built; where it does not
+/// fit or build, the radius-built passes). H200, 8192², kernel ms, band / register kernel /
+/// radius-built passes (vertical in blocks of 8 rows): w = 2 0.558–0.559 / 0.647–0.648 /
+/// 1.065–1.067, w = 4 0.572–0.575 / 0.816–0.817 / 1.090–1.096, w = 6 0.599–0.600 / 1.064–1.067
+/// / 1.137–1.138, w = 8 0.670–0.673 / 1.324–1.326 / 1.145–1.150, w = 12 0.833–0.834 / 2.46–2.47
+/// / 1.250–1.261, w = 16 1.088–1.091 / 3.96 / 1.393–1.403, w = 25 1.541–1.544 / 5.34 /
+/// 1.755–1.766, w = 32 2.802–2.804 / — / 2.159–2.160 (the band kernel's unrolled code and
+/// registers grow with w).
+pub(super) const BAND_F32_RADII: std::ops::RangeInclusive<u32> = 1..=25;
 
-/// The radii at which GPUs take the f32 radius-built passes by default (once built). H200,
-/// 8192², kernel ms, against the generic passes: w = 12 1.649 / 2.172, w = 25 2.459 / 3.987,
-/// w = 32 3.093 / 4.953.
-pub(super) const RADIUS_F32_RADII: std::ops::RangeInclusive<u32> = 9..=32;
+/// The radii at which the f32 register kernel stands in for a band kernel that does not fit or
+/// build (beyond, the radius-built passes: see [`BAND_F32_RADII`]).
+const REGISTER_F32_FALLBACK_RADII: std::ops::RangeInclusive<u32> = 1..=6;
+
+/// The radii at which GPUs take the f32 radius-built passes by default (once built): beyond the
+/// band kernel's (see [`BAND_F32_RADII`]).
+pub(super) const RADIUS_F32_RADII: std::ops::RangeInclusive<u32> = 26..=32;
+
+/// The largest radius the f32 band kernel is built for (its unrolled code; its local memory
+/// holds 8 rows of 64 + 2w pixels and 8 filtered rows of 64: 26 KiB at w = 32).
+const BAND_F32_MAX_RADIUS: u32 = 32;
 
 /// The largest radius the f32 radius-built passes are built for (their unrolled code).
 pub(super) const RADIUS_F32_MAX_RADIUS: u32 = 64;
@@ -34,6 +46,14 @@ pub(super) const RADIUS_F32_MAX_RADIUS: u32 = 64;
 /// Output rows a work-item of the f32 radius-built vertical pass takes by default (H200, w = 25:
 /// that pass 1.60 ms with 8 rows, 3.74 with 16: its unrolled code).
 const RADIUS_F32_ROWS: u32 = 8;
+
+/// Output rows a block of the f32 radius-built vertical pass walking strips a float lane a
+/// work-item (`blur_vs_rad_f32`; 0: `blur_v_rad_f32`, pixel columns of [`RADIUS_F32_ROWS`]).
+/// H200, 8192², both passes, kernel ms, columns of 8 rows / blocks of 4 / 8 / 16 rows: w = 8
+/// 1.474 / 1.274 / 1.151 / 1.148, w = 12 1.670 / 1.464 / 1.262 / 1.239, w = 16 1.886 / 1.650 /
+/// 1.397 / 1.375, w = 25 2.477–2.485 / 2.160 / 1.753–1.758 / 1.771, w = 32 3.13–3.45 / 2.518 /
+/// 2.160 / 2.275; at w = 25 the vertical pass alone 1.612 ms in columns, 0.885 in blocks of 8.
+const RADIUS_F32_VROWS: u32 = 8;
 
 /// The largest radius the f32 register kernel is built for (its 2w + 1 accumulators and
 /// unrolled code).
@@ -73,6 +93,8 @@ pub(super) enum F32Choice {
     Tile,
     /// `blur_fused_reg_f32`, built per radius.
     Registers,
+    /// `blur_fused_band_f32`, built per radius.
+    Band,
     /// `blur_h_rad_f32` and `blur_v_rad_f32`, built per radius.
     Radius,
     /// `blur_h_f32` and `blur_v_f32`, generic.
@@ -88,6 +110,7 @@ pub(super) fn f32_choice(cl: &Arc<ClEngine>, blur: &GaussianBlur) -> (F32Choice,
     let forced = match cl.tuning.blur.f32_kernel {
         Some(BlurF32Kernel::Tile) => Some(F32Choice::Tile),
         Some(BlurF32Kernel::Registers) => Some(F32Choice::Registers),
+        Some(BlurF32Kernel::Band) => Some(F32Choice::Band),
         Some(BlurF32Kernel::Radius) => Some(F32Choice::Radius),
         Some(BlurF32Kernel::TwoPass) => Some(F32Choice::TwoPass),
         None => None,
@@ -101,8 +124,8 @@ pub(super) fn f32_choice(cl: &Arc<ClEngine>, blur: &GaussianBlur) -> (F32Choice,
             specialise_f32_in_background(cl, &blur)
         })
     };
-    let choice = if REGISTER_F32_RADII.contains(&w) && built(cl) {
-        F32Choice::Registers
+    let choice = if BAND_F32_RADII.contains(&w) && built(cl) {
+        F32Choice::Band
     } else if RADIUS_F32_RADII.contains(&w) && built(cl) {
         F32Choice::Radius
     } else if w <= TILE_F32_MAX_RADIUS {
@@ -129,6 +152,14 @@ pub(super) fn gpu_f32_one_kernel<S>(
         }
         F32Choice::Tile => false,
         F32Choice::Registers => gpu_registers_f32(cl, io, size, blur, forced)?,
+        // Where the band kernel does not fit (groups of 256) or build, the register kernel
+        // (groups of 64) at the radii where it is next best.
+        F32Choice::Band => {
+            gpu_band_f32(cl, io, size, blur, forced)?
+                || (!forced
+                    && REGISTER_F32_FALLBACK_RADII.contains(&blur.radius)
+                    && gpu_registers_f32(cl, io, size, blur, false)?)
+        }
         F32Choice::Radius | F32Choice::TwoPass => return Ok(false),
     };
     match done {
@@ -151,6 +182,7 @@ pub(super) fn gpu_radius_f32<S>(
     const H_ITEMS: usize = 128;
     const H_PIXELS: usize = 256;
     const V_ITEMS: usize = 64;
+    const V_LANES: usize = 128;
     let (w, code) = (blur.radius, blur.border.code());
     let rows = cl.tuning.blur.f32_rows.unwrap_or(RADIUS_F32_ROWS) as usize;
     // Four input planes of 256 + 4 ceil(w / 2) floats and four of 256 results, each plane 4
@@ -163,9 +195,13 @@ pub(super) fn gpu_radius_f32<S>(
         let what = "the f32 radius-built passes' radius (1 to 64) and local memory";
         return unfit(cl, forced, (BLUR_H_RAD_F32, what), local);
     }
-    let variant = Defines::NONE
+    let vrows = cl.tuning.blur.f32_vrows.unwrap_or(RADIUS_F32_VROWS);
+    let mut variant = Defines::NONE
         .with("BLUR_W", w)
         .with("BLUR_F32VR", rows as u32);
+    if vrows > 0 {
+        variant = variant.with("BLUR_F32VS", vrows);
+    }
     let launched = (|| {
         let hx = (width as usize).div_ceil(H_PIXELS);
         let mut hargs = pass_args(
@@ -184,17 +220,33 @@ pub(super) fn gpu_radius_f32<S>(
             hx * height as usize * H_ITEMS,
             H_ITEMS,
         )?;
-        let vx = (width as usize).div_ceil(V_ITEMS);
-        let vy = (height as usize).div_ceil(rows);
-        let vargs = pass_args(
-            Arg::buf(tmp),
-            (width, height),
-            weights,
-            (w, code),
-            Arg::buf(dst),
-            &[Arg::U32(vx as u32)],
-        );
-        let v = cl.launch_variant(BLUR_V_RAD_F32, variant, &vargs, vx * vy * V_ITEMS, V_ITEMS)?;
+        let v = if vrows > 0 {
+            // A float lane a work-item, strips of rows in blocks of `vrows`.
+            let xg = (4 * width as usize).div_ceil(V_LANES);
+            let strip = strip_rows(w, vrows as usize, 256, xg, height, cl.info.compute_units);
+            let yg = (height as usize).div_ceil(strip);
+            let vargs = pass_args(
+                Arg::buf(tmp),
+                (width, height),
+                weights,
+                (w, code),
+                Arg::buf(dst),
+                &[Arg::U32(xg as u32), Arg::U32(strip as u32)],
+            );
+            cl.launch_variant(BLUR_VS_RAD_F32, variant, &vargs, xg * yg * V_LANES, V_LANES)?
+        } else {
+            let vx = (width as usize).div_ceil(V_ITEMS);
+            let vy = (height as usize).div_ceil(rows);
+            let vargs = pass_args(
+                Arg::buf(tmp),
+                (width, height),
+                weights,
+                (w, code),
+                Arg::buf(dst),
+                &[Arg::U32(vx as u32)],
+            );
+            cl.launch_variant(BLUR_V_RAD_F32, variant, &vargs, vx * vy * V_ITEMS, V_ITEMS)?
+        };
         Ok(vec![h, v])
     })();
     finish_per_radius(cl, launched, ("the f32 radius-built passes", forced), w)
@@ -247,11 +299,13 @@ fn gpu_registers_f32<S>(
     let threads = REGISTER_F32_PIXELS * 4 / ch as usize;
     let px = REGISTER_F32_PIXELS * cpx;
     let local = 2 * (px + 2 * w as usize) * 16;
-    let fits = (1..=REGISTER_F32_MAX_RADIUS).contains(&w)
-        && threads <= cl.info.max_work_group_size
-        && (local + 1024) as u64 <= cl.info.local_mem_bytes
-        && counts_fit_i32(width, height, w);
-    if !fits {
+    if !one_kernel_fits(
+        cl,
+        (w, REGISTER_F32_MAX_RADIUS),
+        threads,
+        local,
+        (width, height),
+    ) {
         let what = "the f32 register kernel's radius (1 to 32), group and local memory";
         return unfit(cl, forced, (BLUR_FUSED_REG_F32, what), local);
     }
@@ -274,6 +328,68 @@ fn gpu_registers_f32<S>(
         (xg, strip),
         &[Arg::Local(local)],
         ("the f32 register blur kernel", forced),
+    )
+}
+
+/// Whether an f32 one-kernel blur built per radius (up to `max`), of `threads` work-items a
+/// group and `local` bytes of local memory, runs a `width × height` image at radius `w` here.
+fn one_kernel_fits(
+    cl: &ClEngine,
+    (w, max): (u32, u32),
+    threads: usize,
+    local: usize,
+    (width, height): (u32, u32),
+) -> bool {
+    (1..=max).contains(&w)
+        && threads <= cl.info.max_work_group_size
+        && (local + 1024) as u64 <= cl.info.local_mem_bytes
+        && counts_fit_i32(width, height, w)
+}
+
+/// The f32 band kernel built for radius `blur.radius` (1 to [`BAND_F32_MAX_RADIUS`]) from `src`
+/// into `dst`: `Ok(false)` when it does not fit or build here, unforced (the caller takes
+/// another kernel, with the same bits).
+fn gpu_band_f32<S>(
+    cl: &Arc<ClEngine>,
+    io: Io<'_, S>,
+    (width, height): (u32, u32),
+    blur: &GaussianBlur,
+    forced: bool,
+) -> Result<bool> {
+    const THREADS: usize = 256;
+    const PIXELS: usize = 64;
+    const ROWS: usize = 8;
+    let w = blur.radius;
+    // Input planes of 64 + 2w pixels rounded up to 4 floats (and 4 more where that is a
+    // multiple of 8), filtered planes of 72 floats (FB_TS, FB_FS in blur_f32.cl).
+    let span = (PIXELS + 2 * w as usize).div_ceil(4) * 4;
+    let ts = if span % 8 == 0 { span + 4 } else { span };
+    let local = ROWS * 4 * (ts + 72) * 4;
+    if !one_kernel_fits(
+        cl,
+        (w, BAND_F32_MAX_RADIUS),
+        THREADS,
+        local,
+        (width, height),
+    ) {
+        let what = "the f32 band kernel's radius (1 to 32), group and local memory";
+        return unfit(cl, forced, (BLUR_FUSED_BAND_F32, what), local);
+    }
+    let xg = (width as usize).div_ceil(PIXELS);
+    let strip = strip_rows(w, ROWS, 256, xg, height, cl.info.compute_units);
+    launch_strips(
+        cl,
+        io,
+        (width, height),
+        blur,
+        (
+            BLUR_FUSED_BAND_F32,
+            Defines::NONE.with("BLUR_W", w).with("BLUR_F32BAND", 1),
+            THREADS,
+        ),
+        (xg, strip),
+        &[],
+        ("the f32 band blur kernel", forced),
     )
 }
 

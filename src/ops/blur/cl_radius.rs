@@ -130,7 +130,14 @@ pub(super) fn cl_passes<S, D>(
     let words = (4 * n * std::mem::size_of::<D>()).div_ceil(4);
     let tmp = cl.scratch(ScratchKind::BlurIntermediate, words)?;
     let result = (|| {
-        if let Some((F32Choice::Radius, forced)) = f32 {
+        // The f32 radius-built passes where asked for, or where the band kernel (or a forced
+        // one-kernel choice's unforced twin) did not fit or build here.
+        let f32_passes = match f32 {
+            Some((F32Choice::Radius, forced)) => Some(forced),
+            Some((F32Choice::Band | F32Choice::Registers, false)) => Some(false),
+            _ => None,
+        };
+        if let Some(forced) = f32_passes {
             if gpu_radius_f32(cl, (src, &tmp, dst, weights), (width, height), blur, forced)? {
                 return Ok(());
             }

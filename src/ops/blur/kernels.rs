@@ -7,6 +7,7 @@ use crate::cl::{Kernel, ProgramId};
 pub(crate) const BLUR_BAND_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_u8");
 pub(crate) const BLUR_BAND_V_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_f32");
 pub(crate) const BLUR_BAND_V_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_u8");
+pub(crate) const BLUR_FUSED_BAND_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_band_f32");
 pub(crate) const BLUR_FUSED_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_f32");
 pub(crate) const BLUR_FUSED_REG_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_reg_f32");
 pub(crate) const BLUR_FUSED_REG_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_reg_u8");
@@ -23,6 +24,7 @@ pub(crate) const BLUR_V_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_v_f32")
 pub(crate) const BLUR_V_RAD_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_v_rad_f32");
 pub(crate) const BLUR_V_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_v_u8");
 pub(crate) const BLUR_VM_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_vm_u8");
+pub(crate) const BLUR_VS_RAD_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_vs_rad_f32");
 pub(crate) const BLUR_VS_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_vs_u8");
 
 /// Every kernel above.
@@ -31,6 +33,7 @@ pub(crate) const ALL: &[Kernel] = &[
     BLUR_BAND_U8,
     BLUR_BAND_V_F32,
     BLUR_BAND_V_U8,
+    BLUR_FUSED_BAND_F32,
     BLUR_FUSED_F32,
     BLUR_FUSED_REG_F32,
     BLUR_FUSED_REG_U8,
@@ -47,5 +50,6 @@ pub(crate) const ALL: &[Kernel] = &[
     BLUR_V_RAD_F32,
     BLUR_V_U8,
     BLUR_VM_U8,
+    BLUR_VS_RAD_F32,
     BLUR_VS_U8,
 ];

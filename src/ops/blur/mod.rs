@@ -43,19 +43,23 @@
 //!   R rows a step, filtering horizontally into a local ring of `2w + R` rows, then vertically.
 //! - w = 21–32: two radius-built passes, the horizontal one with f32 multiply-adds on a register
 //!   window (exact: every product and sum is an integer below 2^24), the vertical one with a
-//!   register ring of rows, one multiply a pair of rows.
+//!   register window of 16 rows (with one channel a work-item) and their `2w` neighbours,
+//!   shifted block by block, one multiply a pair of rows.
 //! - NVIDIA (compute capability 8.0+), w = 6–64: the radius-built passes on the tensor cores
 //!   (`blur_hm_u8`, `blur_vm_u8`; `mma.sync` on 8-bit integers of a band of the weights with 32
 //!   pixels or rows), exact since every 16-bit value is split into its two bytes and every
 //!   partial sum stays below 2^22; each pass loads its next block ahead, strips by radius
 //!   ([`tensor_blocks`]).
 //!
-//! For RGBA f32 (`blur_f32.cl`, launched from `cl_f32.rs`): up to w = 8 one kernel built per
-//! radius with its `2w + 1` float4 accumulators in registers (32 bytes a pixel, not 64); from
-//! w = 9 to 32 two passes built per radius (8 pixels a work-item of the horizontal pass from a
-//! register window over the row's channels in local planes, 8 rows a work-item of the vertical
-//! one); until those are built, and beyond, a generic one-kernel tile up to w = 2, else the
-//! generic passes. The same fused multiply-adds in the same order on every path.
+//! For RGBA f32 (`blur_f32.cl`, launched from `cl_f32.rs`): up to w = 25 one kernel built per
+//! radius in column bands of 64 pixels (32 bytes a pixel, not 64): 8 input rows at a time go
+//! into local memory as channel planes, each work-item filters 8 pixels of a channel from a
+//! register window, and each work-item then takes a float lane of the band down the strip,
+//! its window of the last 8 + 2w filtered values in registers. From w = 26 to 32, and where it
+//! does not fit or build, two passes built per radius (the same horizontal filter; the vertical pass a float lane a
+//! work-item in blocks of 8 rows); until they are built, and beyond, a generic one-kernel tile
+//! up to w = 2, else the generic passes. A kernel with `2w + 1` float4 accumulators in
+//! registers is built on request (`CLPIX_BLUR_F32=registers`). The same fused multiply-adds in the same order on every path.
 //!
 //! `CLPIX_BLUR_*` force a kernel or its shape (docs/tuning.md); a forced kernel that does not
 //! build, or a value not among a variable's, is an error ([`Error::InvalidEnvironment`]). A device

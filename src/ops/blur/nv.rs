@@ -18,6 +18,7 @@ pub(super) fn radius_variant(w: u32, settings: &GpuSettings) -> Defines {
         .with("BLUR_W", w)
         .with("BLUR_VCH", channels)
         .with("BLUR_HP", pixels)
+        .with("BLUR_VROWS", vertical_rows(channels, settings))
 }
 
 /// The largest radius of the tensor-core passes (their programs beyond [`RADIUS_PASSES_MAX`]

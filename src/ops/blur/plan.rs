@@ -81,6 +81,8 @@ pub(super) struct GpuSettings {
     pub(super) channels: Option<u32>,
     /// `CLPIX_BLUR_HPIXELS=4|8`: pixels a work-item of the radius-built horizontal pass filters.
     pub(super) hpixels: Option<u32>,
+    /// `CLPIX_BLUR_VROWS=0|4|8|16`: output rows a block of the radius-built vertical pass.
+    pub(super) vrows: Option<u32>,
     /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores (by default both, where they build).
     pub(super) tensor: Option<TensorPasses>,
@@ -108,6 +110,7 @@ impl GpuSettings {
             }),
             channels: t.channels,
             hpixels: t.hpixels,
+            vrows: t.vrows,
             tensor: t.tensor.map(|(horizontal, vertical)| TensorPasses {
                 horizontal,
                 vertical,
@@ -193,6 +196,17 @@ pub(super) fn radius_pass_shape(w: u32, settings: &GpuSettings) -> (u32, u32) {
         None => 8,
     };
     (channels, pixels)
+}
+
+/// Output rows a block of the radius-built vertical pass with `channels` channels a work-item:
+/// a window of them and their `2w` neighbours in registers, shifted block by block, so that the
+/// code is one block's. 0 is the former pass: a ring of `2w + 5` rows unrolled, whose code
+/// outgrew the instruction cache (H200, 8192², w = 25, kernel ms, 1 / 2 / 4 channels: ring
+/// 2.71 / 2.77 / 3.47, blocks of 4 rows 2.31 / 2.31 / 2.20, 8 rows 2.07 / 2.40 / 2.35, 16 rows
+/// 2.03 / 2.28 / 2.52; the vertical pass alone 1.87 ms as a ring, 1.18 in blocks of 16).
+/// `CLPIX_BLUR_VROWS` overrides, to measure.
+pub(super) fn vertical_rows(channels: u32, settings: &GpuSettings) -> u32 {
+    settings.vrows.unwrap_or(16 / channels.max(1))
 }
 
 /// The band kernel's shape at radius `w`: work-items a group (128 or 256), channels a work-item
