@@ -1,8 +1,8 @@
 //! The OpenCL launchers of the GPU f32 blur's kernels other than the generic two passes: the
-//! generic tile kernel (`blur_fused_f32`), the kernel built per radius with the output rows in
-//! registers (`blur_fused_reg_f32`) and the two passes built per radius (`blur_h_rad_f32`, then
-//! `blur_vs_rad_f32` or `blur_v_rad_f32`), and the choice between them (measurements: docs/performance.md, "f32
-//! kernels built per radius").
+//! generic tile kernel (`blur_fused_f32`), the kernels built per radius (the band kernel
+//! `blur_fused_band_f32`, the register kernel `blur_fused_reg_f32`, the two passes
+//! `blur_h_rad_f32` then `blur_vs_rad_f32` or `blur_v_rad_f32`), and the choice between them
+//! (measurements: docs/performance.md, "f32 kernels built per radius" and "Smaller code").
 
 use super::*;
 use crate::config::BlurF32Kernel;
@@ -95,7 +95,7 @@ pub(super) enum F32Choice {
     Registers,
     /// `blur_fused_band_f32`, built per radius.
     Band,
-    /// `blur_h_rad_f32` and `blur_v_rad_f32`, built per radius.
+    /// `blur_h_rad_f32`, then `blur_vs_rad_f32` (or `blur_v_rad_f32`), built per radius.
     Radius,
     /// `blur_h_f32` and `blur_v_f32`, generic.
     TwoPass,
@@ -299,15 +299,18 @@ fn gpu_registers_f32<S>(
     let threads = REGISTER_F32_PIXELS * 4 / ch as usize;
     let px = REGISTER_F32_PIXELS * cpx;
     let local = 2 * (px + 2 * w as usize) * 16;
-    if !one_kernel_fits(
+    if let Some(no) = one_kernel_unfit(
         cl,
+        (
+            BLUR_FUSED_REG_F32,
+            "the f32 register kernel's radius (1 to 32), group and local memory",
+            forced,
+        ),
         (w, REGISTER_F32_MAX_RADIUS),
-        threads,
-        local,
+        (threads, local),
         (width, height),
     ) {
-        let what = "the f32 register kernel's radius (1 to 32), group and local memory";
-        return unfit(cl, forced, (BLUR_FUSED_REG_F32, what), local);
+        return no;
     }
     let xg = (width as usize).div_ceil(px);
     let strip = register_strip(w, xg, height, cl.info.compute_units);
@@ -331,19 +334,22 @@ fn gpu_registers_f32<S>(
     )
 }
 
-/// Whether an f32 one-kernel blur built per radius (up to `max`), of `threads` work-items a
-/// group and `local` bytes of local memory, runs a `width × height` image at radius `w` here.
-fn one_kernel_fits(
+/// `None` where the f32 one-kernel blur `kernel` (`what`: its limits), built per radius up to
+/// `max`, of `threads` work-items a group and `local` bytes of local memory, runs a
+/// `width × height` image at radius `w` here; else what its launcher returns: [`unfit`]'s
+/// answer (`Ok(false)`, or the error where `forced`).
+fn one_kernel_unfit(
     cl: &ClEngine,
+    (kernel, what, forced): (Kernel, &'static str, bool),
     (w, max): (u32, u32),
-    threads: usize,
-    local: usize,
+    (threads, local): (usize, usize),
     (width, height): (u32, u32),
-) -> bool {
-    (1..=max).contains(&w)
+) -> Option<Result<bool>> {
+    let fits = (1..=max).contains(&w)
         && threads <= cl.info.max_work_group_size
         && (local + 1024) as u64 <= cl.info.local_mem_bytes
-        && counts_fit_i32(width, height, w)
+        && counts_fit_i32(width, height, w);
+    (!fits).then(|| unfit(cl, forced, (kernel, what), local))
 }
 
 /// The f32 band kernel built for radius `blur.radius` (1 to [`BAND_F32_MAX_RADIUS`]) from `src`
@@ -365,15 +371,18 @@ fn gpu_band_f32<S>(
     let span = (PIXELS + 2 * w as usize).div_ceil(4) * 4;
     let ts = if span % 8 == 0 { span + 4 } else { span };
     let local = ROWS * 4 * (ts + 72) * 4;
-    if !one_kernel_fits(
+    if let Some(no) = one_kernel_unfit(
         cl,
+        (
+            BLUR_FUSED_BAND_F32,
+            "the f32 band kernel's radius (1 to 32), group and local memory",
+            forced,
+        ),
         (w, BAND_F32_MAX_RADIUS),
-        THREADS,
-        local,
+        (THREADS, local),
         (width, height),
     ) {
-        let what = "the f32 band kernel's radius (1 to 32), group and local memory";
-        return unfit(cl, forced, (BLUR_FUSED_BAND_F32, what), local);
+        return no;
     }
     let xg = (width as usize).div_ceil(PIXELS);
     let strip = strip_rows(w, ROWS, 256, xg, height, cl.info.compute_units);
