@@ -26,6 +26,36 @@ pub struct Cli {
     /// CLPIX_DEVICE).
     #[arg(long, value_name = "NAME")]
     pub device: Option<String>,
+    /// Prints clpix's log on standard error, each line with the milliseconds since the demo
+    /// started (device listing, context, each program built or loaded from the cache and its
+    /// time, the engine's closing), and the demo's own steps.
+    #[arg(long)]
+    pub trace: bool,
+}
+
+/// The `--trace` logger: every record with the milliseconds since `START`.
+struct Trace;
+
+static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// Milliseconds since the demo started.
+fn since_start() -> f64 {
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+}
+
+impl log::Log for Trace {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        eprintln!(
+            "[{:9.1} ms] {:<5} {}",
+            since_start(),
+            record.level(),
+            record.args()
+        );
+    }
+    fn flush(&self) {}
 }
 
 /// `--backend`: the values of `CLPIX_BACKEND`.
@@ -102,6 +132,7 @@ fn mark(img: &mut RgbaImage, x: u32, y: u32, colour: [u8; 4]) {
 
 /// One job's line: what ran, on which device, how long.
 fn report(job: &str, backend: &str, t: Instant, what: String) {
+    log::debug!("demo: {job} answered");
     println!(
         "{job:<18} {:>9.3} ms  on {backend}  {what}",
         t.elapsed().as_secs_f64() * 1e3
@@ -457,7 +488,14 @@ pub fn luminance_chart(
 
 #[allow(dead_code)] // the demo test includes this file for run_demo
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    since_start();
     let cli = Cli::parse();
+    if cli.trace {
+        static TRACE: Trace = Trace;
+        if log::set_logger(&TRACE).is_ok() {
+            log::set_max_level(log::LevelFilter::Debug);
+        }
+    }
     if let Some(b) = cli.backend {
         std::env::set_var("CLPIX_BACKEND", b.env_value());
     }
@@ -468,11 +506,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(p) => image::open(p)?.to_rgba8(),
         None => default_image(),
     };
+    log::debug!("demo: image ready");
     let engine = Engine::new()?;
+    log::debug!("demo: engine made");
     println!("clpix demo on a {}×{} image", img.width(), img.height());
     println!("backend: {}", engine.backend());
     for p in run_demo(&engine, &img, Path::new("demo-output"))? {
         println!("wrote {}", p.display());
     }
+    log::debug!("demo: jobs done");
+    drop(engine);
+    log::debug!("demo: engine dropped");
     Ok(())
 }

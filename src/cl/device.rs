@@ -146,6 +146,7 @@ fn unavailable(reason: impl Into<String>) -> Error {
 }
 
 fn discover() -> Result<Vec<Found>> {
+    let started = std::time::Instant::now();
     let platforms = opencl3::platform::get_platforms().map_err(|e| match e.0 {
         cl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED
         | cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE => unavailable(
@@ -158,8 +159,14 @@ fn discover() -> Result<Vec<Found>> {
         ),
         code => Error::cl("clGetPlatformIDs", code),
     })?;
+    log::debug!(
+        "clpix: {} OpenCL platform(s) listed in {:.1} ms",
+        platforms.len(),
+        started.elapsed().as_secs_f64() * 1e3
+    );
     let mut found = Vec::new();
     for platform in &platforms {
+        let listed = std::time::Instant::now();
         let pname = platform
             .name()
             .unwrap_or_else(|_| "unknown platform".into());
@@ -180,6 +187,10 @@ fn discover() -> Result<Vec<Found>> {
                 Err(e) => log::warn!("OpenCL platform {pname}: skipping a device: {e}"),
             }
         }
+        log::debug!(
+            "clpix: OpenCL platform {pname}: devices listed and described in {:.1} ms",
+            listed.elapsed().as_secs_f64() * 1e3
+        );
     }
     if found.is_empty() {
         return Err(unavailable(format!(

@@ -140,9 +140,11 @@ pub(crate) struct ClEngine {
 
 impl Drop for ClEngine {
     fn drop(&mut self) {
+        let started = std::time::Instant::now();
         // Program binaries still being stored finish first, so that a short-lived process
         // fills the cache for the next one.
         self.wait_for_builds();
+        let waited = started.elapsed().as_secs_f64() * 1e3;
         // The staging slots are unmapped while their queue still exists (fields drop after
         // this), each on the queue that mapped it.
         let lanes: Vec<(usize, Vec<_>)> = self
@@ -163,6 +165,26 @@ impl Drop for ClEngine {
         for lane in self.lanes.made() {
             let _ = lane.queue.finish();
         }
+        let finished = started.elapsed().as_secs_f64() * 1e3;
+        // Released here rather than with the fields, to time them (the queues and the context
+        // follow).
+        std::mem::take(&mut *lock(&self.kernels));
+        std::mem::take(&mut *lock(&self.programs));
+        let programs = started.elapsed().as_secs_f64() * 1e3;
+        std::mem::take(&mut *lock(&self.scratch));
+        std::mem::take(&mut *lock(&self.image_buffers));
+        std::mem::take(&mut *lock(&self.f32_image_buffers));
+        std::mem::take(&mut *lock(&self.partials));
+        std::mem::take(&mut *lock(&self.constants));
+        drop(lanes);
+        log::debug!(
+            "clpix: engine on {} closing: {waited:.1} ms waiting for builds and stores, {:.1} ms \
+             unmapping and finishing, {:.1} ms releasing programs, {:.1} ms releasing buffers",
+            self.info.name,
+            finished - waited,
+            programs - finished,
+            started.elapsed().as_secs_f64() * 1e3 - programs
+        );
     }
 }
 
@@ -198,9 +220,16 @@ impl ClEngine {
                 query: info.name.clone(),
             })?;
         let device = Device::new(found.id as cl_device_id);
+        let started = std::time::Instant::now();
         let context =
             Context::from_device(&device).map_err(|e| Error::cl("clCreateContext", e.0))?;
+        let made = started.elapsed().as_secs_f64() * 1e3;
         let queue = lanes::new_queue(&context, found.id)?;
+        log::debug!(
+            "clpix: context on {} in {made:.1} ms, its queue in {:.1} ms",
+            info.name,
+            started.elapsed().as_secs_f64() * 1e3 - made
+        );
         // A smaller device's limits, where the tuning asks for them (to test its shapes here):
         // every plan below and every launch check reads them from `info`.
         let mut info = info.clone();

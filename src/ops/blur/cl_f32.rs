@@ -369,7 +369,11 @@ fn gpu_band_f32<S>(
     // Input planes of 64 + 2w pixels rounded up to 4 floats (and 4 more where that is a
     // multiple of 8), filtered planes of 72 floats (FB_TS, FB_FS in blur_f32.cl).
     let span = (PIXELS + 2 * w as usize).div_ceil(4) * 4;
-    let ts = if span % 8 == 0 { span + 4 } else { span };
+    let ts = if span.is_multiple_of(8) {
+        span + 4
+    } else {
+        span
+    };
     let local = ROWS * 4 * (ts + 72) * 4;
     if let Some(no) = one_kernel_unfit(
         cl,

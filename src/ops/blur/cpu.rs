@@ -285,12 +285,14 @@ pub(super) fn strip_pixels(taps: usize, size: usize, width: usize) -> usize {
 /// `hfun(src_row, (x0, x1), scratch, out)` fills the intermediate values of pixels `x0..x1`
 /// (`4 (x1 - x0)` values) of source row `src_row`; `vfun(rows, out)` combines `2w + 1`
 /// intermediate row pieces into output values. Rows outside the image come from the border
-/// mode (zero rows for [`Border::Zero`]).
+/// mode (rows of `zero`, the intermediate form of a zero row, for [`Border::Zero`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn two_pass<T, P, O, H, V>(
     width: usize,
     height: usize,
     w: usize,
     border: Border,
+    zero: T,
     out: &mut [O],
     hfun: H,
     vfun: V,
@@ -306,7 +308,7 @@ pub(super) fn two_pass<T, P, O, H, V>(
         return;
     }
     let taps = 2 * w + 1;
-    let zero = vec![T::default(); n];
+    let zero_row = vec![zero; n];
     let threads = rayon::current_num_threads().max(1);
     // About four bands a thread, but at least 8w rows (the halo costs at most a quarter) while
     // every thread still gets a band.
@@ -330,7 +332,7 @@ pub(super) fn two_pass<T, P, O, H, V>(
                 for i in 0..taps {
                     rows.push(match map_row(y as i64 + i as i64 - w as i64) {
                         Some(r) => &t[r * n..(r + 1) * n],
-                        None => &zero,
+                        None => &zero_row,
                     });
                 }
                 vfun(rows, o);
@@ -348,7 +350,7 @@ pub(super) fn two_pass<T, P, O, H, V>(
             let rows_here = chunk.len() / n;
             let sw = strip_pixels(taps, std::mem::size_of::<T>(), width);
             let ms = (4 * sw).div_ceil(2 * RING_PAD) * 2 * RING_PAD + RING_PAD;
-            let mut ring = vec![T::default(); taps * ms];
+            let mut ring = vec![zero; taps * ms];
             let mut scratch = Vec::new();
             let first = y0 as i64 - w as i64;
             let mut x0 = 0;
@@ -360,7 +362,7 @@ pub(super) fn two_pass<T, P, O, H, V>(
                     let dst = &mut ring[slot * ms..slot * ms + m];
                     match map_row(v) {
                         Some(r) => hfun(r, (x0, x1), &mut scratch, dst),
-                        None => dst.fill(T::default()),
+                        None => dst.fill(zero),
                     }
                 };
                 for v in first..(y0 as i64 + w as i64) {
@@ -395,20 +397,34 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
     let q = blur.weights_fixed()?;
     let w = blur.radius as usize;
     let mut out = alloc_zeroed::<u8>(width as usize * height as usize * 4);
-    two_pass::<u16, u8, u8, _, _>(
-        width as usize,
-        height as usize,
-        w,
-        blur.border,
-        &mut out,
-        |y, xs, pad: &mut Vec<u8>, dst| {
-            let row = view.row(y as u32);
-            h_row(row, width as usize, xs, w, blur.border, pad, dst, |i, o| {
-                kern::h_u8(i, &q, o)
-            });
-        },
-        |rows, o| kern_v::v_u8(rows, &q, o),
-    );
+    let (wu, hu) = (width as usize, height as usize);
+    let h_row_of =
+        |y: usize, xs, pad: &mut Vec<u8>, dst: &mut [u16], h: &dyn Fn(&[u8], &mut [u16])| {
+            h_row(view.row(y as u32), wu, xs, w, blur.border, pad, dst, h)
+        };
+    match super::cpu_vnni::U8Passes::new(&q) {
+        // Half the vector instructions where the CPU has AVX-512 VBMI and VNNI (the same sums).
+        Some(fast) => two_pass::<u16, u8, u8, _, _>(
+            wu,
+            hu,
+            w,
+            blur.border,
+            super::cpu_vnni::BIAS,
+            &mut out,
+            |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| fast.h(i, o)),
+            |rows, o| fast.v(rows, o),
+        ),
+        None => two_pass::<u16, u8, u8, _, _>(
+            wu,
+            hu,
+            w,
+            blur.border,
+            0,
+            &mut out,
+            |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| kern::h_u8(i, &q, o)),
+            |rows, o| kern_v::v_u8(rows, &q, o),
+        ),
+    }
     RgbaImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
         width: width as u64,
         height: height as u64,
@@ -432,6 +448,7 @@ pub(super) fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rg
         height as usize,
         w,
         blur.border,
+        0.0,
         &mut out,
         |y, xs, pad: &mut Vec<f32>, dst| {
             let row = &src[y * n..(y + 1) * n];

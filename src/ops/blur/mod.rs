@@ -544,6 +544,7 @@ use kernels::*;
 mod cl_f32;
 mod cl_radius;
 mod cpu;
+mod cpu_vnni;
 mod nv;
 mod plan;
 use cl::*;

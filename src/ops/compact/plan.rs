@@ -135,7 +135,7 @@ pub(super) fn relocation(cl: &ClEngine, with_idx: bool) -> Result<Relocation> {
         _ => "warp",
     };
     // The kernels cut a work-group into warps of 32.
-    if cl.grid.wg % 32 != 0 {
+    if !cl.grid.wg.is_multiple_of(32) {
         return match forced {
             Some(_) => Err(Error::InvalidEnvironment {
                 var: "CLPIX_COMPACT_RELOCATE",

@@ -1,0 +1,324 @@
+//! The RGBA8 blur's two passes on x86-64 CPUs with AVX-512 VBMI and VNNI (AMD Zen 4 on, Intel
+//! Ice Lake on): the same integers as [`super::cpu`]'s `h_u8` and `v_u8`, with half the vector
+//! instructions.
+//!
+//! Both passes pair the taps `−d` and `+d` (equal weights) in the two 16-bit halves of each
+//! 32-bit lane, so that one `vpdpwssd` (16-bit products, summed in pairs into 32 bits)
+//! adds `q_d · (a + b)` for 16 outputs; one byte or word permute builds those pairs from two
+//! loads. The centre tap pairs with itself, its weight split in two halves below 2^15.
+//! `vpdpwssd` multiplies signed 16-bit values, so the intermediate rows hold `t − 2^15`
+//! (`t ^ 0x8000`, see [`BIAS`]); the vertical sum then lacks `2^15 · Σ q = 2^31`, added with
+//! the rounding term to the accumulators' start (all sums wrap modulo 2^32, as the
+//! specification's u32 sums do, and the true sum is below 2^32).
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// What the fast passes' intermediate rows hold: `t ^ BIAS` (`t − 2^15` as i16). A row
+/// outside the image under [`crate::Border::Zero`] is `BIAS` (t = 0).
+pub(super) const BIAS: u16 = 0x8000;
+
+/// The fast passes, where the CPU has them and the weights fit (`None` elsewhere: the portable
+/// passes run).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct U8Passes {
+    /// `q_d · 0x10001` for d = 0..=w (d = 0: the centre's two halves).
+    pairs: [u32; MAX_PAIRS],
+    w: usize,
+}
+
+/// The horizontal pass's byte permute: dword k holds byte k of the first load and byte k of the
+/// second (index 64 + k) in its two 16-bit halves (the odd bytes are zeroed by a mask).
+const BYTE_PAIRS: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut k = 0;
+    while k < 16 {
+        t[4 * k] = k as u8;
+        t[4 * k + 2] = 64 + k as u8;
+        k += 1;
+    }
+    t
+};
+
+/// The vertical pass's word permutes: words 2k and 2k + 1 are word k of the two rows (the
+/// first table) or word 16 + k (the second).
+const WORD_PAIRS: [[u16; 32]; 2] = {
+    let mut t = [[0u16; 32]; 2];
+    let mut k = 0;
+    while k < 32 {
+        t[k / 16][2 * (k % 16)] = k as u16;
+        t[k / 16][2 * (k % 16) + 1] = 32 + k as u16;
+        k += 1;
+    }
+    t
+};
+
+/// Radii the fast passes take (each pair's weight in a register).
+const MAX_PAIRS: usize = 65;
+
+impl U8Passes {
+    /// The fast passes for the weights `q` (2w + 1 of them), where this CPU has AVX-512 BW,
+    /// VBMI and VNNI, the radius is at most 64, every side weight is below 2^15 (always, see
+    /// `weights_fixed`) and the centre one at most 65534 (so that it splits into two halves
+    /// below 2^15).
+    pub(super) fn new(q: &[u32]) -> Option<U8Passes> {
+        let w = q.len() / 2;
+        if q.len() != 2 * w + 1 || w + 1 > MAX_PAIRS || !Self::cpu_has_them() {
+            return None;
+        }
+        let c = q[w];
+        if c > 65534 || q[w + 1..].iter().any(|&s| s >= 1 << 15) {
+            return None;
+        }
+        let mut pairs = [0u32; MAX_PAIRS];
+        pairs[0] = (c / 2) | ((c - c / 2) << 16);
+        for d in 1..=w {
+            pairs[d] = q[w + d] * 0x10001;
+        }
+        Some(U8Passes { pairs, w })
+    }
+
+    /// Whether this CPU runs the fast passes.
+    pub(super) fn cpu_has_them() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vbmi")
+                && std::is_x86_feature_detected!("avx512vnni")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    /// `out[j] = ((Σ_i q[i] · pad[j + 4 i] + 128) >> 8) ^ BIAS` (`pad`: `out.len() + 8w` bytes).
+    pub(super) fn h(&self, pad: &[u8], out: &mut [u16]) {
+        assert!(
+            pad.len() >= out.len() + 8 * self.w,
+            "a padded row too short"
+        );
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `new` checked the CPU's features; the lengths are checked above.
+        unsafe {
+            self.h_vnni(pad, out)
+        }
+    }
+
+    /// `out[j] = (Σ_i q[i] · (rows[i][j] ^ BIAS) + 2^23) >> 24` (`rows`: 2w + 1 rows as `h`
+    /// writes them, each at least `out.len()` long).
+    pub(super) fn v(&self, rows: &[&[u16]], out: &mut [u8]) {
+        assert!(
+            rows.len() == 2 * self.w + 1 && rows.iter().all(|r| r.len() >= out.len()),
+            "the vertical pass needs 2w + 1 rows as long as its output"
+        );
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `new` checked the CPU's features; the lengths are checked above.
+        unsafe {
+            self.v_vnni(rows, out)
+        }
+    }
+
+    /// The scalar form of `h` for one output (the tails).
+    fn h_one(&self, pad: &[u8], j: usize) -> u16 {
+        let w = self.w;
+        let centre = (self.pairs[0] & 0xffff) + (self.pairs[0] >> 16);
+        let mut acc = centre * pad[j + 4 * w] as u32 + 128;
+        for d in 1..=w {
+            acc += (self.pairs[d] & 0xffff)
+                * (pad[j + 4 * (w - d)] as u32 + pad[j + 4 * (w + d)] as u32);
+        }
+        (acc >> 8) as u16 ^ BIAS
+    }
+
+    /// The scalar form of `v` for one output (the tails).
+    fn v_one(&self, rows: &[&[u16]], j: usize) -> u8 {
+        let w = self.w;
+        let t = |i: usize| (rows[i][j] ^ BIAS) as u32;
+        let centre = (self.pairs[0] & 0xffff) + (self.pairs[0] >> 16);
+        let mut acc = centre.wrapping_mul(t(w)).wrapping_add(1 << 23);
+        for d in 1..=w {
+            acc = acc.wrapping_add((self.pairs[d] & 0xffff).wrapping_mul(t(w - d) + t(w + d)));
+        }
+        (acc >> 24) as u8
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vnni")]
+    unsafe fn h_vnni(&self, pad: &[u8], out: &mut [u16]) {
+        // SAFETY: every load and store below lies inside `pad` and `out` (lengths checked by
+        // `h`); the CPU features are enabled on this function.
+        unsafe {
+            const LANES: usize = 16;
+            const BLOCKS: usize = 4;
+            let w = self.w;
+            let n = out.len();
+            let idx = _mm512_loadu_si512(BYTE_PAIRS.as_ptr() as *const _);
+            let keep: __mmask64 = 0x5555_5555_5555_5555;
+            let round = _mm512_set1_epi32(128);
+            let bias = _mm512_set1_epi32(BIAS as i32);
+            let p = pad.as_ptr();
+            macro_rules! load {
+                ($at:expr) => {
+                    _mm512_castsi128_si512(_mm_loadu_si128(p.add($at) as *const __m128i))
+                };
+            }
+            let mut j0 = 0;
+            while j0 + LANES * BLOCKS <= n {
+                let mut acc = [round; BLOCKS];
+                for d in 0..=w {
+                    let qd = _mm512_set1_epi32(self.pairs[d] as i32);
+                    for (b, a) in acc.iter_mut().enumerate() {
+                        let j = j0 + b * LANES;
+                        let x = _mm512_maskz_permutex2var_epi8(
+                            keep,
+                            load!(j + 4 * (w - d)),
+                            idx,
+                            load!(j + 4 * (w + d)),
+                        );
+                        *a = _mm512_dpwssd_epi32(*a, x, qd);
+                    }
+                }
+                for (b, a) in acc.iter().enumerate() {
+                    let t = _mm512_xor_si512(_mm512_srli_epi32::<8>(*a), bias);
+                    let dst = out.as_mut_ptr().add(j0 + b * LANES) as *mut __m256i;
+                    _mm256_storeu_si256(dst, _mm512_cvtepi32_epi16(t));
+                }
+                j0 += LANES * BLOCKS;
+            }
+            for (j, o) in out.iter_mut().enumerate().skip(j0) {
+                *o = self.h_one(pad, j);
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vnni")]
+    unsafe fn v_vnni(&self, rows: &[&[u16]], out: &mut [u8]) {
+        // SAFETY: every load and store below lies inside `rows` and `out` (lengths checked by
+        // `v`); the CPU features are enabled on this function.
+        unsafe {
+            const LANES: usize = 32;
+            const BLOCKS: usize = 2;
+            let w = self.w;
+            let n = out.len();
+            let lo = _mm512_loadu_si512(WORD_PAIRS[0].as_ptr() as *const _);
+            let hi = _mm512_loadu_si512(WORD_PAIRS[1].as_ptr() as *const _);
+            // The rounding term and 2^15 · Σ q = 2^31 (the rows hold t − 2^15), modulo 2^32.
+            let start = _mm512_set1_epi32((0x8000_0000u32 + (1 << 23)) as i32);
+            macro_rules! load {
+                ($i:expr, $j:expr) => {
+                    _mm512_loadu_si512(rows[$i].as_ptr().add($j) as *const _)
+                };
+            }
+            let mut j0 = 0;
+            while j0 + LANES * BLOCKS <= n {
+                let mut acc = [[start; 2]; BLOCKS];
+                for d in 0..=w {
+                    let qd = _mm512_set1_epi32(self.pairs[d] as i32);
+                    for (b, a) in acc.iter_mut().enumerate() {
+                        let j = j0 + b * LANES;
+                        let (x, y) = (load!(w - d, j), load!(w + d, j));
+                        a[0] = _mm512_dpwssd_epi32(a[0], _mm512_permutex2var_epi16(x, lo, y), qd);
+                        a[1] = _mm512_dpwssd_epi32(a[1], _mm512_permutex2var_epi16(x, hi, y), qd);
+                    }
+                }
+                for (b, a) in acc.iter().enumerate() {
+                    for (h, v) in a.iter().enumerate() {
+                        let dst = out.as_mut_ptr().add(j0 + b * LANES + h * 16) as *mut __m128i;
+                        _mm_storeu_si128(dst, _mm512_cvtepi32_epi8(_mm512_srli_epi32::<24>(*v)));
+                    }
+                }
+                j0 += LANES * BLOCKS;
+            }
+            for (j, o) in out.iter_mut().enumerate().skip(j0) {
+                *o = self.v_one(rows, j);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The specification's sums, written out.
+    fn h_spec(pad: &[u8], q: &[u32], n: usize) -> Vec<u16> {
+        (0..n)
+            .map(|j| {
+                let h: u32 = q
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &qi)| qi * pad[j + 4 * i] as u32)
+                    .sum();
+                ((h + 128) >> 8) as u16
+            })
+            .collect()
+    }
+
+    fn v_spec(rows: &[Vec<u16>], q: &[u32], n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|j| {
+                let v = q
+                    .iter()
+                    .zip(rows)
+                    .fold(0u32, |a, (&qi, r)| a.wrapping_add(qi * r[j] as u32));
+                (v.wrapping_add(1 << 23) >> 24) as u8
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Both passes against the specification's sums: random radii and sigmas, lengths
+        /// around the blocks' multiples, bytes from the extremes and random.
+        #[test]
+        fn passes_equal_the_specification(
+            w in 1usize..=20,
+            sigma in 0.3f64..12.0,
+            n in 1usize..400,
+            seed in any::<u64>(),
+            extreme in any::<bool>(),
+        ) {
+            let q = crate::GaussianBlur::new(w as u32).sigma(sigma).weights_fixed().unwrap();
+            let Some(fast) = U8Passes::new(&q) else {
+                // Not on this CPU (or a centre weight of 65535 or more): nothing to compare.
+                prop_assert!(!U8Passes::cpu_has_them() || q[w] > 65534);
+                return Ok(());
+            };
+            let mut s = seed | 1;
+            let mut next = move || {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s
+            };
+            let pad: Vec<u8> = (0..n + 8 * w)
+                .map(|_| if extreme { [0u8, 255][(next() & 1) as usize] } else { next() as u8 })
+                .collect();
+            let mut t = vec![0u16; n];
+            fast.h(&pad, &mut t);
+            let spec = h_spec(&pad, &q, n);
+            prop_assert_eq!(t.iter().map(|&v| v ^ BIAS).collect::<Vec<_>>(), spec);
+            let rows: Vec<Vec<u16>> = (0..2 * w + 1)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| if extreme { [0u16, 65280][(next() & 1) as usize] } else { (next() % 65281) as u16 })
+                        .collect()
+                })
+                .collect();
+            let biased: Vec<Vec<u16>> = rows.iter().map(|r| r.iter().map(|&v| v ^ BIAS).collect()).collect();
+            let refs: Vec<&[u16]> = biased.iter().map(|r| r.as_slice()).collect();
+            let mut out = vec![0u8; n];
+            fast.v(&refs, &mut out);
+            prop_assert_eq!(out, v_spec(&rows, &q, n));
+        }
+    }
+
+    #[test]
+    fn this_cpu_runs_them_where_it_has_the_features() {
+        let q = crate::GaussianBlur::new(2).weights_fixed().unwrap();
+        assert_eq!(U8Passes::new(&q).is_some(), U8Passes::cpu_has_them());
+    }
+}
