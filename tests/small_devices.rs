@@ -160,6 +160,7 @@ fn every_operation_and_variant_on_small_inputs() {
         for im in [img, &strip] {
             same_as_cpu(&es, &label, |e| e.luminance_stats(im.view()));
             same_as_cpu(&es, &label, |e| e.brightest_k(im.view(), 4, 2.0));
+            same_as_cpu(&es, &label, |e| e.darkest_k(im.view(), 4, 2.0));
             same_as_cpu(&es, &label, |e| e.histogram_rgba(im.view()));
             same_as_cpu(&es, &label, |e| e.compact(im.view(), 300));
             same_as_cpu(&es, &label, |e| e.compact_sorted(im.view(), 100));

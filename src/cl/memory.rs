@@ -389,6 +389,8 @@ pub(crate) enum ScratchKind {
     CompactedIndices,
     /// The GPU blur's intermediate image.
     BlurIntermediate,
+    /// The inverted copy of a device image that `darkest_k` compacts.
+    InvertedImage,
 }
 
 impl ScratchKind {
@@ -404,6 +406,7 @@ impl ScratchKind {
             ScratchKind::CompactedPixels => "compacted pixels",
             ScratchKind::CompactedIndices => "compacted indices",
             ScratchKind::BlurIntermediate => "blur intermediate",
+            ScratchKind::InvertedImage => "an inverted image part",
         }
     }
 }

@@ -19,7 +19,7 @@
 //! many candidates each round) and selection continues where it stopped. Every step runs on the
 //! engine's backend, so on a GPU only the candidates cross to the host.
 
-use crate::cl::Arg;
+use crate::cl::{Arg, ScratchKind};
 use crate::device::{DeviceImage, DeviceParts, ImageInput, Part, Storage};
 use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
@@ -257,7 +257,9 @@ impl Engine {
                     self.all_pixels(input)?
                 } else {
                     let inverted = self.inverted(input)?;
-                    let mut hits = self.compact(&inverted, (l_cut - 1) as u16)?;
+                    let hits = self.compact(&inverted, (l_cut - 1) as u16);
+                    self.give_back_inverted(inverted);
+                    let mut hits = hits?;
                     for h in &mut hits {
                         let p = u32::from_le_bytes(h.rgba) ^ 0x00ff_ffff;
                         h.rgba = p.to_le_bytes();
@@ -316,42 +318,22 @@ impl Engine {
                 })
             }
             Backend::OpenCl(cl) => {
-                let own = matches!(input, ImageInput::Device(DeviceImage { storage: Storage::OpenCl(p), .. }) if std::sync::Arc::ptr_eq(&p.owner, cl));
-                // A host image (or another engine's) is uploaded once and inverted in place;
-                // this engine's device image is inverted into new buffers.
+                // Each part (this engine's device image in place, a packed host image read
+                // where it is on a CPU device, else uploaded) inverted into a buffer from the
+                // scratch pool, given back after the compaction (`give_back_inverted`): a fresh
+                // buffer on a CPU device faults in every page at its first write, and a copy
+                // of a host image before inverting it had cost as much again (darkest_k 2.7-3.8
+                // times brightest_k's time on PoCL).
                 let mut parts = Vec::new();
-                let mut events = Vec::new();
-                if own {
-                    let ImageInput::Device(DeviceImage {
-                        storage: Storage::OpenCl(src),
-                        ..
-                    }) = input
-                    else {
-                        return Err(Error::invalid(
-                            "image",
-                            "device image",
-                            "an image of this engine",
-                        ));
-                    };
-                    for p in &src.parts {
-                        let n = p.range.pixels();
-                        let buffer = cl.buffer::<u32>(n, "an inverted image part")?;
-                        events.push(invert(cl, &p.buffer, &buffer, n)?);
-                        parts.push(Part {
-                            buffer,
-                            range: p.range,
-                        });
-                    }
-                } else {
-                    let host = HostPixels::of(input)?;
-                    let uploaded = cl.upload(&host.view())?;
-                    for p in uploaded.into_parts() {
-                        let n = p.range.pixels();
-                        events.push(invert(cl, &p.buffer, &p.buffer, n)?);
-                        parts.push(p);
-                    }
-                }
-                cl.finish(&events)?;
+                cl.for_each_part(input, |src, range| {
+                    let n = range.pixels();
+                    let (_, buffer) = cl.take_scratch(ScratchKind::InvertedImage, n)?;
+                    let event = invert(cl, src, &buffer, n)?;
+                    // `src` may be reused for the next part or the caller's memory: done with it.
+                    cl.finish(std::slice::from_ref(&event))?;
+                    parts.push(Part { buffer, range });
+                    Ok(())
+                })?;
                 Ok(DeviceImage {
                     width,
                     height,
@@ -361,6 +343,20 @@ impl Engine {
                     }),
                 })
             }
+        }
+    }
+}
+
+impl Engine {
+    /// Gives the buffers of `inverted` (made by [`inverted`](Self::inverted), its commands
+    /// complete) back to the scratch pool they came from, for the next call.
+    fn give_back_inverted(&self, inverted: DeviceImage) {
+        let (Backend::OpenCl(cl), Storage::OpenCl(parts)) = (&self.backend, inverted.storage)
+        else {
+            return;
+        };
+        for p in parts.into_parts() {
+            cl.give_scratch(ScratchKind::InvertedImage, p.range.pixels(), p.buffer);
         }
     }
 }
