@@ -393,10 +393,11 @@ fn invert(
     n: usize,
 ) -> Result<opencl3::event::Event> {
     const WG: usize = 64;
+    // Four pixels a work-item (see select.cl).
     cl.launch(
         INVERT_RGB,
         &[Arg::buf(src), Arg::buf(dst), Arg::U32(n as u32)],
-        n.div_ceil(WG).max(1) * WG,
+        n.div_ceil(4 * WG).max(1) * WG,
         WG,
     )
 }
