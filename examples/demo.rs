@@ -139,7 +139,46 @@ fn report(job: &str, backend: &str, t: Instant, what: String) {
     );
 }
 
-/// Runs every job on `img` with `engine`, writes the pictures into `out`, and returns their paths.
+/// A picture being drawn and written on its own thread: its path, or what went wrong.
+type Writing<'scope> = std::thread::ScopedJoinHandle<'scope, Result<PathBuf, String>>;
+
+/// Draws (`draw`) and writes a picture to `path` on a thread of `scope`, so that encoding the
+/// PNG overlaps the jobs after it.
+fn write_picture<'scope, I>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    path: PathBuf,
+    draw: impl FnOnce() -> Result<I, String> + Send + 'scope,
+) -> Writing<'scope>
+where
+    I: PictureSave,
+{
+    scope.spawn(move || {
+        draw()?
+            .save_to(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(path)
+    })
+}
+
+/// The two picture types the demo writes.
+trait PictureSave {
+    fn save_to(&self, path: &Path) -> image::ImageResult<()>;
+}
+
+impl PictureSave for RgbaImage {
+    fn save_to(&self, path: &Path) -> image::ImageResult<()> {
+        self.save(path)
+    }
+}
+
+impl PictureSave for RgbImage {
+    fn save_to(&self, path: &Path) -> image::ImageResult<()> {
+        self.save(path)
+    }
+}
+
+/// Runs every job on `img` with `engine`, writes the pictures into `out` (each on its own
+/// thread while the jobs go on), and returns their paths.
 pub fn run_demo(
     engine: &Engine,
     img: &RgbaImage,
@@ -152,13 +191,31 @@ pub fn run_demo(
         .next()
         .unwrap_or(&backend)
         .to_string();
-    let mut written = Vec::new();
+    std::thread::scope(|scope| {
+        let writing = run_jobs(scope, engine, img, out, &backend)?;
+        let mut written = Vec::new();
+        for w in writing {
+            let path = w.join().map_err(|_| "a picture's writer panicked")??;
+            written.push(path);
+        }
+        Ok(written)
+    })
+}
 
+/// The jobs of [`run_demo`], in order; returns the pictures still being written.
+fn run_jobs<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    engine: &Engine,
+    img: &RgbaImage,
+    out: &Path,
+    backend: &str,
+) -> Result<Vec<Writing<'scope>>, Box<dyn std::error::Error>> {
+    let mut writing = Vec::new();
     let t = Instant::now();
     let dev = engine.upload(img)?;
     report(
         "upload",
-        &backend,
+        backend,
         t,
         format!("{}×{}", img.width(), img.height()),
     );
@@ -167,7 +224,7 @@ pub fn run_demo(
     let b = engine.brightest(&dev)?;
     report(
         "brightest",
-        &backend,
+        backend,
         t,
         format!("({}, {}) L={} rgba={:?}", b.x, b.y, b.luminance, b.rgba),
     );
@@ -175,7 +232,7 @@ pub fn run_demo(
     let d = engine.darkest(&dev)?;
     report(
         "darkest",
-        &backend,
+        backend,
         t,
         format!("({}, {}) L={} rgba={:?}", d.x, d.y, d.luminance, d.rgba),
     );
@@ -183,40 +240,40 @@ pub fn run_demo(
     let s = engine.luminance_stats(&dev)?;
     report(
         "luminance_stats",
-        &backend,
+        backend,
         t,
         format!("mean {:.2}, min {}, max {}", s.mean, s.min, s.max),
     );
 
     let mut marked = img.clone();
-    mark(&mut marked, b.x, b.y, [255, 40, 40, 255]);
-    mark(&mut marked, d.x, d.y, [40, 255, 255, 255]);
-    let p = out.join("extremes.png");
-    marked.save(&p)?;
-    written.push(p);
+    writing.push(write_picture(scope, out.join("extremes.png"), move || {
+        mark(&mut marked, b.x, b.y, [255, 40, 40, 255]);
+        mark(&mut marked, d.x, d.y, [40, 255, 255, 255]);
+        Ok(marked)
+    }));
 
     // Markers: the 8 brightest pixels at least 20 pixels apart (one per bright blob).
     let t = Instant::now();
     let markers = engine.brightest_k(&dev, 8, 20.0)?;
     report(
         "brightest_k",
-        &backend,
+        backend,
         t,
         format!("{} markers, k = 8, min distance 20", markers.len()),
     );
     let mut marked = img.clone();
-    for m in &markers {
-        mark(&mut marked, m.x, m.y, [255, 220, 0, 255]);
-    }
-    let p = out.join("markers.png");
-    marked.save(&p)?;
-    written.push(p);
+    writing.push(write_picture(scope, out.join("markers.png"), move || {
+        for m in &markers {
+            mark(&mut marked, m.x, m.y, [255, 220, 0, 255]);
+        }
+        Ok(marked)
+    }));
 
     let t = Instant::now();
     let hist = engine.histogram_rgba(&dev)?;
     report(
         "histogram_rgba",
-        &backend,
+        backend,
         t,
         format!("{} pixels counted", hist.pixel_count()),
     );
@@ -224,16 +281,18 @@ pub fn run_demo(
     let lhist = engine.histogram_luminance(&dev)?;
     report(
         "histogram_luminance",
-        &backend,
+        backend,
         t,
         format!("{} pixels counted", lhist.pixel_count()),
     );
-    let p = out.join("histogram.png");
-    rgba_chart(&hist, CHART_SIZE.0, CHART_SIZE.1)?.save(&p)?;
-    written.push(p);
-    let p = out.join("histogram-luminance.png");
-    luminance_chart(&lhist, CHART_SIZE.0, CHART_SIZE.1)?.save(&p)?;
-    written.push(p);
+    writing.push(write_picture(scope, out.join("histogram.png"), move || {
+        rgba_chart(&hist, CHART_SIZE.0, CHART_SIZE.1).map_err(|e| e.to_string())
+    }));
+    writing.push(write_picture(
+        scope,
+        out.join("histogram-luminance.png"),
+        move || luminance_chart(&lhist, CHART_SIZE.0, CHART_SIZE.1).map_err(|e| e.to_string()),
+    ));
 
     // Compaction: input | kept pixels in scan order | sorted by luminance (the "mush of dots").
     let threshold = (s.mean as u16).min(1022);
@@ -241,7 +300,7 @@ pub fn run_demo(
     let kept = engine.compact(&dev, threshold)?;
     report(
         "compact",
-        &backend,
+        backend,
         t,
         format!("{} pixels above L = {threshold}", kept.len()),
     );
@@ -250,40 +309,45 @@ pub fn run_demo(
     let sorted = engine.compacted_image(&dev, threshold, CompactOrder::LuminanceDescending)?;
     report(
         "compacted_image",
-        &backend,
+        backend,
         t,
         "scan order and sorted by luminance".into(),
     );
-    let (w, h) = img.dimensions();
-    let mut strip = RgbaImage::new(w * 3, h);
-    image::imageops::replace(&mut strip, img, 0, 0);
-    image::imageops::replace(&mut strip, &scan, w as i64, 0);
-    image::imageops::replace(&mut strip, &sorted, 2 * w as i64, 0);
-    // Shown opaque: the spec's (0, 0, 0, 0) fill would otherwise show as the viewer's background.
-    for px in strip.pixels_mut() {
-        px.0[3] = 255;
-    }
-    let p = out.join("compaction.png");
-    strip.save(&p)?;
-    written.push(p);
+    let input = img.clone();
+    writing.push(write_picture(
+        scope,
+        out.join("compaction.png"),
+        move || {
+            let (w, h) = input.dimensions();
+            let mut strip = RgbaImage::new(w * 3, h);
+            image::imageops::replace(&mut strip, &input, 0, 0);
+            image::imageops::replace(&mut strip, &scan, w as i64, 0);
+            image::imageops::replace(&mut strip, &sorted, 2 * w as i64, 0);
+            // Shown opaque: the spec's (0, 0, 0, 0) fill would otherwise show as the viewer's
+            // background.
+            for px in strip.pixels_mut() {
+                px.0[3] = 255;
+            }
+            Ok(strip)
+        },
+    ));
 
     for radius in [2u32, 8, 25] {
         let t = Instant::now();
         let blurred = engine.gaussian_blur(&dev, &GaussianBlur::new(radius))?;
         report(
             "gaussian_blur",
-            &backend,
+            backend,
             t,
             format!("radius {radius}, sigma {}", radius as f64 / 2.0),
         );
         if radius == 8 {
-            let p = out.join("blur.png");
-            blurred.save(&p)?;
-            written.push(p);
+            writing.push(write_picture(scope, out.join("blur.png"), move || {
+                Ok(blurred)
+            }));
         }
     }
-
-    Ok(written)
+    Ok(writing)
 }
 
 /// The histogram charts' size in pixels.
