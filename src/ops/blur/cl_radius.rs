@@ -395,9 +395,14 @@ pub(super) fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -
     strip_rows(w, 2 * w as usize + 5, 256, xg, height, compute_units)
 }
 
+/// The register kernel's sides are below this (its border arithmetic is 32-bit); wider or
+/// taller images take the other kernels.
+const REGISTER_MAX_SIDE: u32 = 1 << 30;
+
 /// The fused RGBA8 kernel built for radius `blur.radius` (1 to [`REGISTER_MAX_RADIUS`]) from
 /// `src` into `dst`. `Ok(false)` when this device's compiler cannot build it (its unrolled
-/// code and registers): the caller runs the two passes, which give the same bits.
+/// code and registers) or the image is too wide or tall for it: the caller runs the two
+/// passes, which give the same bits.
 pub(super) fn gpu_fused_u8<S>(
     cl: &Arc<ClEngine>,
     (src, dst, weights): Io<'_, S>,
@@ -406,6 +411,10 @@ pub(super) fn gpu_fused_u8<S>(
     settings: &GpuSettings,
 ) -> Result<bool> {
     let w = blur.radius;
+    // Its border arithmetic is 32-bit (`reg_map` in blur_radius.cl): sides below 2^30 only.
+    if width >= REGISTER_MAX_SIDE || height >= REGISTER_MAX_SIDE {
+        return Ok(false);
+    }
     let per_item = register_columns(w, settings);
     let cols = FUSED_COLUMNS * per_item;
     let xg = (width as usize).div_ceil(cols);
