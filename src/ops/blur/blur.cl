@@ -14,21 +14,24 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* The source coordinate of p on a side of n, or -1 for a zero pixel. */
-inline long blur_map(long p, long n, uint border) {
-    if (p >= 0 && p < n) return p;
-    if (border == 0u) return p < 0 ? 0 : n - 1;
-    if (border == 3u) return -1;
-    if (border == 2u) {
-        long m = p % n;
-        return m < 0 ? m + n : m;
+/* NAME(p, n, border): the source coordinate of p on a side of n, or -1 for a zero pixel, in
+   the signed type T (blur_map: long; the register kernel's reg_map: int). */
+#define BLUR_DEFINE_MAP(NAME, T)                     \
+    inline T NAME(T p, T n, uint border) {           \
+        if (p >= 0 && p < n) return p;               \
+        if (border == 0u) return p < 0 ? 0 : n - 1;  \
+        if (border == 3u) return -1;                 \
+        if (border == 2u) {                          \
+            T m = p % n;                             \
+            return m < 0 ? m + n : m;                \
+        }                                            \
+        if (n == 1) return 0;                        \
+        T period = 2 * (n - 1);                      \
+        T m = p % period;                            \
+        if (m < 0) m += period;                      \
+        return m >= n ? period - m : m;              \
     }
-    if (n == 1) return 0;
-    long period = 2 * (n - 1);
-    long m = p % period;
-    if (m < 0) m += period;
-    return m >= n ? period - m : m;
-}
+BLUR_DEFINE_MAP(blur_map, long)
 
 /* Row p of a side of `height` rows through the border, or -1 for a zero row: blur_map is
    evaluated only outside (32-bit row arithmetic: the vertical passes call this once a row). */

@@ -52,20 +52,7 @@
 /* blur_map in 32-bit arithmetic (the host runs this kernel on sides below 2^30 only). Its
    64-bit division, inlined for each load, had made the whole kernel slower: H200, 8192², w = 2,
    kernel 0.396 ms with it (the general path is taken by the edge groups only). */
-inline int reg_map(int p, int n, uint border) {
-    if (p >= 0 && p < n) return p;
-    if (border == 0u) return p < 0 ? 0 : n - 1;
-    if (border == 3u) return -1;
-    if (border == 2u) {
-        int m = p % n;
-        return m < 0 ? m + n : m;
-    }
-    if (n == 1) return 0;
-    int period = 2 * (n - 1);
-    int m = p % period;
-    if (m < 0) m += period;
-    return m >= n ? period - m : m;
-}
+BLUR_DEFINE_MAP(reg_map, int)
 #define REG_T int
 #else
 #define reg_map(p, n, border) blur_map((p), (n), (border))
