@@ -150,31 +150,15 @@ fn write_picture<'scope, I>(
     draw: impl FnOnce() -> Result<I, String> + Send + 'scope,
 ) -> Writing<'scope>
 where
-    I: PictureSave,
+    I: Into<image::DynamicImage>,
 {
     scope.spawn(move || {
         draw()?
-            .save_to(&path)
+            .into()
+            .save(&path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(path)
     })
-}
-
-/// The two picture types the demo writes.
-trait PictureSave {
-    fn save_to(&self, path: &Path) -> image::ImageResult<()>;
-}
-
-impl PictureSave for RgbaImage {
-    fn save_to(&self, path: &Path) -> image::ImageResult<()> {
-        self.save(path)
-    }
-}
-
-impl PictureSave for RgbImage {
-    fn save_to(&self, path: &Path) -> image::ImageResult<()> {
-        self.save(path)
-    }
 }
 
 /// Runs every job on `img` with `engine`, writes the pictures into `out` (each on its own
@@ -203,10 +187,10 @@ pub fn run_demo(
 }
 
 /// The jobs of [`run_demo`], in order; returns the pictures still being written.
-fn run_jobs<'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
+fn run_jobs<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
     engine: &Engine,
-    img: &RgbaImage,
+    img: &'env RgbaImage,
     out: &Path,
     backend: &str,
 ) -> Result<Vec<Writing<'scope>>, Box<dyn std::error::Error>> {
@@ -245,8 +229,8 @@ fn run_jobs<'scope>(
         format!("mean {:.2}, min {}, max {}", s.mean, s.min, s.max),
     );
 
-    let mut marked = img.clone();
     writing.push(write_picture(scope, out.join("extremes.png"), move || {
+        let mut marked = img.clone();
         mark(&mut marked, b.x, b.y, [255, 40, 40, 255]);
         mark(&mut marked, d.x, d.y, [40, 255, 255, 255]);
         Ok(marked)
@@ -261,8 +245,8 @@ fn run_jobs<'scope>(
         t,
         format!("{} markers, k = 8, min distance 20", markers.len()),
     );
-    let mut marked = img.clone();
     writing.push(write_picture(scope, out.join("markers.png"), move || {
+        let mut marked = img.clone();
         for m in &markers {
             mark(&mut marked, m.x, m.y, [255, 220, 0, 255]);
         }
@@ -313,14 +297,13 @@ fn run_jobs<'scope>(
         t,
         "scan order and sorted by luminance".into(),
     );
-    let input = img.clone();
     writing.push(write_picture(
         scope,
         out.join("compaction.png"),
         move || {
-            let (w, h) = input.dimensions();
+            let (w, h) = img.dimensions();
             let mut strip = RgbaImage::new(w * 3, h);
-            image::imageops::replace(&mut strip, &input, 0, 0);
+            image::imageops::replace(&mut strip, img, 0, 0);
             image::imageops::replace(&mut strip, &scan, w as i64, 0);
             image::imageops::replace(&mut strip, &sorted, 2 * w as i64, 0);
             // Shown opaque: the spec's (0, 0, 0, 0) fill would otherwise show as the viewer's

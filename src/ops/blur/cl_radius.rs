@@ -395,8 +395,8 @@ pub(super) fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -
     strip_rows(w, 2 * w as usize + 5, 256, xg, height, compute_units)
 }
 
-/// The register kernel's sides are below this (its border arithmetic is 32-bit); wider or
-/// taller images take the other kernels.
+/// The register kernel's sides are below this (its border arithmetic, `reg_map` in
+/// blur_radius.cl, is 32-bit); wider or taller images take the other kernels.
 const REGISTER_MAX_SIDE: u32 = 1 << 30;
 
 /// The fused RGBA8 kernel built for radius `blur.radius` (1 to [`REGISTER_MAX_RADIUS`]) from
@@ -411,7 +411,6 @@ pub(super) fn gpu_fused_u8<S>(
     settings: &GpuSettings,
 ) -> Result<bool> {
     let w = blur.radius;
-    // Its border arithmetic is 32-bit (`reg_map` in blur_radius.cl): sides below 2^30 only.
     if width >= REGISTER_MAX_SIDE || height >= REGISTER_MAX_SIDE {
         return Ok(false);
     }
