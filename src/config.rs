@@ -260,8 +260,10 @@ pub enum ScanKernel {
 pub struct BlurTuning {
     /// `CLPIX_BLUR_GPU`: the kernels forced; one that does not build is an error.
     pub kernel: Option<BlurKernel>,
-    /// `CLPIX_BLUR_COLUMNS=1|2`: columns a work-item of the fused kernel takes.
+    /// `CLPIX_BLUR_COLUMNS=1|2`: blocks of columns a work-item of the fused kernel takes.
     pub columns: Option<u32>,
+    /// `CLPIX_BLUR_ADJACENT=1|2|4`: adjacent columns in each block of the fused kernel.
+    pub adjacent: Option<u32>,
     /// `CLPIX_BLUR_BAND=T,C,P,R[,S]`: the band kernel's shape.
     pub band: Option<BlurBand>,
     /// `CLPIX_BLUR_CHANNELS=1|2|4`: channels a work-item of the radius-built vertical pass
@@ -618,6 +620,11 @@ impl BlurTuning {
                 "1 or 2",
                 one_of(&[("1", 1), ("2", 2)]),
             )?,
+            adjacent: env_parse(
+                "CLPIX_BLUR_ADJACENT",
+                "1, 2 or 4",
+                one_of(&[("1", 1), ("2", 2), ("4", 4)]),
+            )?,
             band: env_parse(
                 "CLPIX_BLUR_BAND",
                 "T,C,P,R[,S]: T work-items (128 or 256), C channels (1, 2 or 4) with T × C / 4 a \
@@ -745,6 +752,7 @@ mod tests {
         let vars = [
             ("CLPIX_BLUR_GPU", "regsiters", "band"),
             ("CLPIX_BLUR_COLUMNS", "3", "2"),
+            ("CLPIX_BLUR_ADJACENT", "3", "4"),
             ("CLPIX_BLUR_BAND", "128,3,8,8", "128,2,8,32,64"),
             ("CLPIX_BLUR_CHANNELS", "3", "4"),
             ("CLPIX_BLUR_HPIXELS", "16", "8"),

@@ -492,7 +492,8 @@ fn shape(kernel: BlurKernel, set: impl Fn(&mut Tuning)) -> Tuning {
 }
 
 /// The GPU blur kernels built per radius: the fused kernel (built for radii 1 to 16; by
-/// default GPUs take it up to 2) with one and two columns a work-item; the band kernel (1 to
+/// default GPUs take it up to 2) with one and two blocks a work-item of one, two or four
+/// adjacent columns; the band kernel (1 to
 /// 32; by default GPUs take it from 3 to 20) in its default shapes and two more; the
 /// radius-specialised two passes (1 to 32) by default and with 1, 2 and 4 channels a work-item
 /// of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass, and with the
@@ -501,7 +502,8 @@ fn shape(kernel: BlurKernel, set: impl Fn(&mut Tuning)) -> Tuning {
 #[test]
 fn per_radius_blur_kernels_match_cpu() {
     let cpu = Engine::cpu();
-    // The fused kernel with one and two columns a work-item; the band kernel in its default
+    // The fused kernel with one and two blocks of one column a work-item, one block of 4
+    // adjacent columns and two of 2; the band kernel in its default
     // shapes and in two more (256 work-items with one channel each; 32 rows a step, which the
     // local memory of a GPU holds only halved at w = 25); the radius passes in their default
     // shapes and with 1, 2 and 4 channels a work-item of the vertical pass and 4 or 8 pixels a
@@ -512,6 +514,7 @@ fn per_radius_blur_kernels_match_cpu() {
     // side of the defaults' switches, the target's 8 and 25, the largest). About 40 programs:
     // with 70, the GPU machine's NVIDIA and PoCL 5 drivers took over 250 s to build them.
     let registers: &[u32] = &[1, 2, 3, 16];
+    let adjacent: &[u32] = &[1, 2, 4];
     let band: &[u32] = &[1, 3, 8, 9, 13, 20, 32];
     let band_more: &[u32] = &[3, 8, 25];
     let radius: &[u32] = &[1, 8, 9, 13, 25, 32];
@@ -535,15 +538,17 @@ fn per_radius_blur_kernels_match_cpu() {
         let b = BlurBand::parse(s).expect("a band shape");
         shape(BlurKernel::Band, move |t| t.blur.band = Some(b))
     };
-    let shapes: [(Tuning, &[u32]); 11] = [
-        (
-            shape(BlurKernel::Registers, |t| t.blur.columns = Some(1)),
-            registers,
-        ),
-        (
-            shape(BlurKernel::Registers, |t| t.blur.columns = Some(2)),
-            registers,
-        ),
+    let blocks = |columns: u32, adjacent: u32| {
+        shape(BlurKernel::Registers, move |t| {
+            t.blur.columns = Some(columns);
+            t.blur.adjacent = Some(adjacent);
+        })
+    };
+    let shapes: [(Tuning, &[u32]); 13] = [
+        (blocks(1, 1), registers),
+        (blocks(2, 1), registers),
+        (blocks(1, 4), adjacent),
+        (blocks(2, 2), adjacent),
         (shape(BlurKernel::Band, |_| {}), band),
         (band_shape("256,1,4,16"), band_more),
         (band_shape("128,2,8,32,64"), band_more),

@@ -4,17 +4,18 @@
 #ifdef BLUR_W
 /* The programs built per radius, by named defines: BLUR_W (the radius W), and BLUR_CPX, or
    BLUR_VCH and BLUR_HP with BLUR_BAND_ROWS, BLUR_BAND_T128 or BLUR_TENSOR (0 when not given).
-   The fused RGBA8 blur specialised on its radius W and columns per work-item CPX
-   (BLUR_CPX; GPUs, small radii), built as a program of its own per
+   The fused RGBA8 blur specialised on its radius W, its blocks a work-item (BLUR_CPX) and
+   adjacent columns a block (BLUR_VX; GPUs, small radii), built as a program of its own per
    variant so that the 2W + 1 output rows in flight live in registers. A group of FX
-   work-items owns COLS = FX * CPX neighbouring columns (work-item l has columns l, l + FX, ...:
-   coalesced) and a strip of output rows. Row by row it stores the input row's COLS + 2W pixels
-   into local memory (loaded into registers during the previous row's arithmetic;
-   double-buffered, one barrier a row), each work-item filters its columns horizontally and
-   adds each filtered value times q[k] to the accumulators of the 2W + 1 output rows it belongs
-   to, and the oldest of them, now complete, is written. Rows come in unrolled runs of 2W + 1,
-   so that every accumulator has a fixed register. 8 bytes of DRAM traffic a pixel; the sums
-   are the two-pass kernels' integer sums. */
+   work-items owns COLS = FX * CPX * VX neighbouring columns (block b of work-item l is block
+   b * FX + l of the group: coalesced) and a strip of output rows. Row by row it stores the
+   input row's COLS + 2W pixels into local memory (loaded into registers AHEAD rows earlier;
+   double-buffered, one barrier a row), each work-item filters its blocks horizontally (a
+   block's VX + 2W pixels read as vectors, unpacked once for its VX outputs) and adds each
+   filtered value times q[k] to the accumulators of the 2W + 1 output rows it belongs to, and
+   the oldest of them, now complete, is written. Rows come in unrolled runs of 2W + 1, so that
+   every accumulator has a fixed register. 8 bytes of DRAM traffic a pixel; the sums are the
+   two-pass kernels' integer sums. */
 #ifndef BLUR_CPX
 #define BLUR_CPX 0
 #endif
@@ -37,9 +38,18 @@
 #define CPX ((uint)BLUR_CPX)
 #define TAPS (2u * W + 1u)
 #define FX 64u
-#define COLS (FX * CPX)
+#ifndef BLUR_VX
+#define BLUR_VX 1
+#endif
+#define VX ((uint)BLUR_VX)
+#define COLS (FX * CPX * VX)
 #define FSPAN (COLS + 2u * W)
 #define FK ((FSPAN + FX - 1u) / FX)
+/* Vectors of VX words a block of VX adjacent columns reads from the tile (its VX + 2W pixels),
+   and the words of each of the tile's two rows (FSPAN, rounded up so that the last block's
+   vectors stay inside; the host allocates the same). */
+#define NV ((VX + 2u * W + VX - 1u) / VX)
+#define TSTRIDE (COLS + NV * VX)
 
 #if BLUR_CPX != 0 /* the fused kernel's programs */
 
@@ -95,10 +105,31 @@ inline void reg_load(__global const uint* src, uint width, uint height, uint bor
     }
 }
 
+/* A block is VX adjacent columns (BLUR_VX 1, 2 or 4; block b of work-item l is block
+   b * FX + l of the group: coalesced): its VX + 2W pixels are read from the tile as NV vectors
+   and unpacked once for the VX outputs, which are stored as one vector where aligned. */
+#if BLUR_VX == 4
+typedef uint4 vx_t;
+#define VX_SPLIT(v, a, o) ((a)[(o)] = (v).s0, (a)[(o) + 1] = (v).s1, (a)[(o) + 2] = (v).s2, \
+                           (a)[(o) + 3] = (v).s3)
+#define VX_MAKE(a) ((uint4)((a)[0], (a)[1], (a)[2], (a)[3]))
+#elif BLUR_VX == 2
+typedef uint2 vx_t;
+#define VX_SPLIT(v, a, o) ((a)[(o)] = (v).s0, (a)[(o) + 1] = (v).s1)
+#define VX_MAKE(a) ((uint2)((a)[0], (a)[1]))
+#elif BLUR_VX == 1
+typedef uint vx_t;
+#define VX_SPLIT(v, a, o) ((a)[(o)] = (v))
+#define VX_MAKE(a) ((a)[0])
+#else
+#error "BLUR_VX is 1, 2 or 4"
+#endif
+
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __constant uint* q,
-                       uint w, uint border, __global uint* dst, uint xg, uint strip,
-                       __local uint* tile) {
+                       uint w, uint border, __global uint* dst, uint xg, uint strip) {
+    /* Two rows of the tile, aligned for the blocks' vector loads. */
+    __local uint tile[2u * TSTRIDE] __attribute__((aligned(16)));
     uint lid = get_local_id(0);
     uint g = get_group_id(0);
     uint sy = g / xg;
@@ -109,46 +140,103 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
        compiler corrupted memory on that); rows past the strip are read but not written. */
     uint nin = (rows + 2u * W + TAPS - 1u) / TAPS * TAPS;
     uint qk[TAPS];
-    uint4 acc[CPX][TAPS];
+    /* Each accumulator starts at the vertical rounding's 2^23 (the sums stay below
+       2^32 - 2^23: at most 65536 * 65280), so that a finished row is its accumulator >> 24;
+       the horizontal rounding's 128 is the first tap's addend. Scalars, a channel at a time:
+       the VX + 2W bytes of one channel live at once, not VX + 2W uint4 (H200, w = 2, two
+       blocks of one column: 80 registers against 119). */
+    uint acc[CPX][VX][4][TAPS];
 #pragma unroll
     for (uint k = 0; k < TAPS; ++k) {
         qk[k] = q[k];
 #pragma unroll
-        for (uint c = 0; c < CPX; ++c) acc[c][k] = (uint4)(0u);
+        for (uint c = 0; c < CPX; ++c)
+#pragma unroll
+            for (uint i = 0; i < VX; ++i)
+#pragma unroll
+                for (uint ch = 0; ch < 4u; ++ch) acc[c][i][ch][k] = 1u << 23;
     }
-    uint pre[FK];
-    reg_load(src, width, height, border, x0, y0 - (long)W, pre);
+    /* The next AHEAD input rows, loaded while earlier rows are filtered: enough bytes in
+       flight to cover DRAM latency with the few work-items these registers allow (H200,
+       8192², w = 2, blocks of 4 columns, kernel ms: 1 row 0.381, 2 0.341, 3 0.311, 4-8
+       0.314-0.328). */
+#ifndef BLUR_REG_AHEAD
+#define BLUR_REG_AHEAD 3
+#endif
+#define AHEAD ((uint)BLUR_REG_AHEAD)
+    uint pre[AHEAD][FK];
+#pragma unroll
+    for (uint a = 0; a < AHEAD; ++a)
+        reg_load(src, width, height, border, x0, y0 - (long)W + (long)a, pre[a]);
     for (uint j0 = 0; j0 < nin; j0 += TAPS) {
 #pragma unroll
         for (uint u = 0; u < TAPS; ++u) {
             uint j = j0 + u;
-            __local uint* tl = tile + (j & 1u) * FSPAN;
+            __local uint* tl = tile + (j & 1u) * TSTRIDE;
 #pragma unroll
             for (uint m = 0; m < FK; ++m) {
                 uint k = lid + m * FX;
-                if (k < FSPAN) tl[k] = pre[m];
+                if (k < FSPAN) tl[k] = pre[0][m];
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            reg_load(src, width, height, border, x0, y0 - (long)W + (long)j + 1, pre);
+#pragma unroll
+            for (uint a = 0; a + 1u < AHEAD; ++a)
+#pragma unroll
+                for (uint m = 0; m < FK; ++m) pre[a][m] = pre[a + 1u][m];
+            reg_load(src, width, height, border, x0, y0 - (long)W + (long)(j + AHEAD),
+                     pre[AHEAD - 1u]);
             bool out = j >= 2u * W && j - 2u * W < rows;
             __global uint* drow = dst + (size_t)(y0 + (long)j - 2 * (long)W) * width;
 #pragma unroll
             for (uint c = 0; c < CPX; ++c) {
-                uint col = lid + c * FX;
-                uint4 h = qk[W] * unpack4(tl[col + W]);
+                uint blk = (c * FX + lid) * VX;
+                uint win[NV * VX];
 #pragma unroll
-                for (uint d = 1; d <= W; ++d)
-                    h += qk[W + d] * (unpack4(tl[col + W - d]) + unpack4(tl[col + W + d]));
-                uint4 t = (h + 128u) >> 8;
-                /* Input row j is tap k of output row j - k (slot (j - k) % TAPS; j0 % TAPS
-                   is 0). */
+                for (uint n = 0; n < NV; ++n) {
+                    vx_t v = ((__local const vx_t*)tl)[blk / VX + n];
+                    VX_SPLIT(v, win, n * VX);
+                }
+                uint o[VX];
 #pragma unroll
-                for (uint k = 0; k < TAPS; ++k) acc[c][(u + TAPS - k) % TAPS] += qk[k] * t;
-                /* Output row j - 2W (slot (u + 1) % TAPS) is complete; rows before the strip
-                   (j < 2W) only clear their slot. */
-                uint4 done = acc[c][(u + 1u) % TAPS];
-                acc[c][(u + 1u) % TAPS] = (uint4)(0u);
-                if (out && x0 + col < width) drow[x0 + col] = pack4((done + (1u << 23)) >> 24);
+                for (uint i = 0; i < VX; ++i) o[i] = 0u;
+#pragma unroll
+                for (uint ch = 0; ch < 4u; ++ch) {
+                    uint b[VX + 2u * W];
+#pragma unroll
+                    for (uint i = 0; i < VX + 2u * W; ++i) b[i] = (win[i] >> (8u * ch)) & 0xffu;
+#pragma unroll
+                    for (uint i = 0; i < VX; ++i) {
+                        uint h = 128u + qk[W] * b[i + W];
+#pragma unroll
+                        for (uint d = 1; d <= W; ++d)
+                            h += qk[W + d] * (b[i + W - d] + b[i + W + d]);
+                        uint t = h >> 8;
+                        /* Input row j is tap k of output row j - k (slot (j - k) % TAPS;
+                           j0 % TAPS is 0). */
+#pragma unroll
+                        for (uint k = 0; k < TAPS; ++k)
+                            acc[c][i][ch][(u + TAPS - k) % TAPS] += qk[k] * t;
+                        /* Output row j - 2W (slot (u + 1) % TAPS) is complete; rows before
+                           the strip (j < 2W) only reset their slot. */
+                        o[i] |= (acc[c][i][ch][(u + 1u) % TAPS] >> 24) << (8u * ch);
+                        acc[c][i][ch][(u + 1u) % TAPS] = 1u << 23;
+                    }
+                }
+                uint gx = x0 + blk;
+#if BLUR_VX == 1
+                if (out && gx < width) drow[gx] = o[0];
+#else
+                if (out) {
+                    __global uint* d = drow + gx;
+                    if (gx + VX <= width && ((size_t)d & (VX * 4u - 1u)) == 0u) {
+                        *(__global vx_t*)d = VX_MAKE(o);
+                    } else {
+#pragma unroll
+                        for (uint i = 0; i < VX; ++i)
+                            if (gx + i < width) d[i] = o[i];
+                    }
+                }
+#endif
             }
         }
     }

@@ -415,7 +415,8 @@ pub(super) fn gpu_fused_u8<S>(
         return Ok(false);
     }
     let per_item = register_columns(w, settings);
-    let cols = FUSED_COLUMNS * per_item;
+    let adjacent = register_adjacent(w, settings);
+    let cols = FUSED_COLUMNS * per_item * adjacent;
     let xg = (width as usize).div_ceil(cols);
     let strip = register_strip(w, xg, height, cl.info.compute_units);
     launch_strips(
@@ -427,11 +428,12 @@ pub(super) fn gpu_fused_u8<S>(
             BLUR_FUSED_REG_U8,
             Defines::NONE
                 .with("BLUR_W", w)
-                .with("BLUR_CPX", per_item as u32),
+                .with("BLUR_CPX", per_item as u32)
+                .with("BLUR_VX", adjacent as u32),
             FUSED_COLUMNS,
         ),
         (xg, strip),
-        &[Arg::Local(2 * (cols + 2 * w as usize) * 4)],
+        &[],
         ("the fused blur kernel", settings.kernel.is_some()),
     )
 }

@@ -22,7 +22,9 @@ pub(super) const REGISTER_MAX_RADIUS: u32 = 16;
 /// 2w + 1 rows crowd the registers). On an H200 (final kernels) the band kernel took 0.362 /
 /// 0.417 / 0.471 / 0.549 ms at w = 1 / 2 / 3 / 4 against 0.281 / 0.404 / 0.545 / 0.723 ms for
 /// the register kernel; with its border arithmetic in 32 bits (2026-11-27) the register kernel
-/// takes 0.256 / 0.346 / 0.481 / 0.624 ms, the band kernel 0.453 / 0.497 at w = 3 / 4.
+/// takes 0.256 / 0.346 / 0.481 / 0.624 ms, the band kernel 0.453 / 0.497 at w = 3 / 4; with
+/// blocks of adjacent columns and three rows loaded ahead (eighth session) 0.203 / 0.311 /
+/// 0.479 / 0.92 ms.
 pub(super) const REGISTER_DEFAULT_RADIUS: u32 = 2;
 
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
@@ -74,8 +76,10 @@ pub(super) struct GpuSettings {
     /// `CLPIX_BLUR_GPU=registers|band|radius|two-pass`: the kernels forced (`auto`, the
     /// default, is `None`). A forced kernel that does not build is an error, not a fallback.
     pub(super) kernel: Option<GpuBlur>,
-    /// `CLPIX_BLUR_COLUMNS=1|2`: columns a work-item of the fused kernel takes.
+    /// `CLPIX_BLUR_COLUMNS=1|2`: blocks of columns a work-item of the fused kernel takes.
     pub(super) columns: Option<usize>,
+    /// `CLPIX_BLUR_ADJACENT=1|2|4`: adjacent columns a block of the fused kernel.
+    pub(super) adjacent: Option<usize>,
     /// `CLPIX_BLUR_BAND=T,C,P,R[,S]`: the band kernel's shape.
     pub(super) band: Option<BandShape>,
     /// `CLPIX_BLUR_CHANNELS=1|2|4`: channels a work-item of the radius-built vertical pass takes.
@@ -100,6 +104,7 @@ impl GpuSettings {
                 BlurKernel::TwoPass => GpuBlur::TwoPass,
             }),
             columns: t.columns.map(|c| c as usize),
+            adjacent: t.adjacent.map(|c| c as usize),
             band: t.band.map(|b| {
                 BandShape::new(
                     b.threads() as usize,
@@ -120,13 +125,26 @@ impl GpuSettings {
     }
 }
 
-/// Columns a work-item of the register kernel filters at radius `w` (its accumulators and
-/// unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to measure (4 lost on
-/// an H100: 0.455 against 0.426 ms at w = 2).
+/// Blocks of columns a work-item of the register kernel filters at radius `w` (its
+/// accumulators and unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to
+/// measure (4 lost on an H100: 0.455 against 0.426 ms at w = 2).
 pub(super) fn register_columns(w: u32, settings: &GpuSettings) -> usize {
     match settings.columns {
         Some(c) => c,
-        None if w <= 4 => 2,
+        None if w == 4 => 2,
+        None => 1,
+    }
+}
+
+/// Adjacent columns in each block of the register kernel at radius `w` (`BLUR_VX` in
+/// blur_radius.cl: a block's `vx + 2w` pixels are read as vectors and unpacked once for its `vx`
+/// outputs). `CLPIX_BLUR_ADJACENT=1|2|4` overrides, to measure. H200, 8192², kernel ms, three
+/// rows loaded ahead, (blocks, adjacent columns): w = 1 (1, 4) 0.203, (2, 1) 0.252; w = 2
+/// 0.311 / 0.351; w = 3 0.479 / 0.567 (one row ahead); w = 4 0.95 / 0.92 (one row ahead).
+pub(super) fn register_adjacent(w: u32, settings: &GpuSettings) -> usize {
+    match settings.adjacent {
+        Some(a) => a,
+        None if w <= 3 => 4,
         None => 1,
     }
 }
