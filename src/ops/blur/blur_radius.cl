@@ -47,7 +47,7 @@
 #define FK ((FSPAN + FX - 1u) / FX)
 /* Vectors of VX words a block of VX adjacent columns reads from the tile (its VX + 2W pixels),
    and the words of each of the tile's two rows (FSPAN, rounded up so that the last block's
-   vectors stay inside; the host allocates the same). */
+   vectors stay inside). */
 #define NV ((VX + 2u * W + VX - 1u) / VX)
 #define TSTRIDE (COLS + NV * VX)
 
