@@ -511,7 +511,7 @@ fn per_radius_blur_kernels_match_cpu() {
     // for 9 <= w <= 12), those with the ring of rows in registers for the vertical pass where
     // NVIDIA GPUs would take the tensor cores (their own test: blur_tensor_emulated). Each radius is a program of its own to build (seconds for the unrolled
     // kernels, on each driver): each shape takes a few radii that cover it (the smallest, either
-    // side of the defaults' switches, the target's 8 and 25, the largest). About 40 programs:
+    // side of the defaults' switches, the target's 8 and 25, the largest). About 46 programs:
     // with 70, the GPU machine's NVIDIA and PoCL 5 drivers took over 250 s to build them.
     let registers: &[u32] = &[1, 2, 3, 16];
     let adjacent: &[u32] = &[1, 2, 4];

@@ -140,7 +140,8 @@ pub(super) fn register_columns(w: u32, settings: &GpuSettings) -> usize {
 /// blur_radius.cl: a block's `vx + 2w` pixels are read as vectors and unpacked once for its `vx`
 /// outputs). `CLPIX_BLUR_ADJACENT=1|2|4` overrides, to measure. H200, 8192², kernel ms, three
 /// rows loaded ahead, (blocks, adjacent columns): w = 1 (1, 4) 0.203, (2, 1) 0.252; w = 2
-/// 0.311 / 0.351; w = 3 0.479 / 0.567 (one row ahead); w = 4 0.95 / 0.92 (one row ahead).
+/// 0.311 / 0.351; w = 3 0.479 / 0.565–0.581 (the latter one row ahead); w = 4 0.951–0.954 /
+/// 0.919–0.934 (one row ahead).
 pub(super) fn register_adjacent(w: u32, settings: &GpuSettings) -> usize {
     match settings.adjacent {
         Some(a) => a,
