@@ -745,10 +745,35 @@ pub(crate) fn env_buffer_cap() -> Result<Option<u64>> {
 mod tests {
     use super::*;
 
-    /// The only unit test that sets process-wide variables: no other test of this binary reads
-    /// the tuning variables (engines in unit tests take `Tuning::default()`).
+    /// The only unit test that sets process-wide variables, in a process of its own: setting a
+    /// variable while another test's OpenCL runtime reads the environment from C is a data
+    /// race (Intel's CPU runtime crashed the unit tests with SIGSEGV in CI, 2026-11-27). This
+    /// test runs itself again as the only test of a child process, which does the work.
     #[test]
     fn tuning_variables_parse_and_bad_values_name_their_variable() {
+        const CHILD: &str = "CLPIX_TUNING_TEST_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            tuning_variables_in_this_process();
+            return;
+        }
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let out = std::process::Command::new(exe)
+            .args([
+                "--exact",
+                "config::tests::tuning_variables_parse_and_bad_values_name_their_variable",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .expect("the test binary runs again");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "the child test failed:\n{text}");
+        assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
+    }
+
+    fn tuning_variables_in_this_process() {
         let vars = [
             ("CLPIX_BLUR_GPU", "regsiters", "band"),
             ("CLPIX_BLUR_COLUMNS", "3", "2"),
