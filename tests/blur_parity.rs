@@ -639,7 +639,8 @@ fn a_row_larger_than_a_buffer_is_an_error_naming_the_row() {
 
 #[test]
 fn wide_images_cross_column_strips_exactly() {
-    // Wider than the CPU path's 1024-pixel column strips, tall enough for its row rings.
+    // Wide images on every engine; the CPU path's column strips are in
+    // `cpu_bands_strips_and_row_pairs_are_exact`.
     let mut all = vec![Engine::cpu()];
     all.extend(opencl_engines());
     for (i, &(w, h, r)) in [
@@ -671,6 +672,56 @@ fn wide_images_cross_column_strips_exactly() {
             let f = f32_image(w, h.min(20), i as u64, false);
             let cpu = Engine::cpu().gaussian_blur_f32(&f, &blur).unwrap();
             assert!(same_bits(cpu.as_raw(), &reference_f32(&f, &blur)));
+        }
+    }
+}
+
+#[test]
+fn cpu_bands_strips_and_row_pairs_are_exact() {
+    // The CPU path's band route (two threads: bands of 66 and 65 rows at h = 131, so both an
+    // even and an odd count of output rows, which it makes two at a time), its column strips
+    // (630 pixels for f32 at r = 25, 1,260 for RGBA8; 1,820 for f32 at r = 8) and its route
+    // without bands (r = 25 on 61 rows), against the sequential references.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("a pool of two threads");
+    let cases: [(u32, u32, u32, &[Border]); 4] = [
+        (3000, 131, 25, &[Border::Reflect, Border::Zero]),
+        (3000, 61, 25, &[Border::Wrap]),
+        (
+            2100,
+            77,
+            8,
+            &[Border::Clamp, Border::Reflect, Border::Wrap, Border::Zero],
+        ),
+        (
+            700,
+            45,
+            2,
+            &[Border::Clamp, Border::Reflect, Border::Wrap, Border::Zero],
+        ),
+    ];
+    for (i, &(w, h, r, borders)) in cases.iter().enumerate() {
+        let img = make_image(w, h, 0, Content::Random, 40 + i as u64);
+        let f = f32_image(w, h, 40 + i as u64, i % 2 == 1);
+        for &b in borders {
+            let blur = GaussianBlur::new(r).border(b);
+            let (u8_out, f32_out) = pool.install(|| {
+                let cpu = Engine::cpu();
+                (
+                    cpu.gaussian_blur(img.view(), &blur).unwrap(),
+                    cpu.gaussian_blur_f32(&f, &blur).unwrap(),
+                )
+            });
+            assert!(
+                u8_out == reference_u8(&img, &blur),
+                "RGBA8 {w}x{h} r {r} {b:?}"
+            );
+            assert!(
+                same_bits(f32_out.as_raw(), &reference_f32(&f, &blur)),
+                "f32 {w}x{h} r {r} {b:?}"
+            );
         }
     }
 }

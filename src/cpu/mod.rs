@@ -70,18 +70,31 @@ pub(crate) fn with_u32_blocks(bytes: &[u8], block: usize, mut f: impl FnMut(usiz
 /// Defines `$name` that runs `$body` compiled for AVX-512 or AVX2 (with FMA) when the CPU has them
 /// (detected at run time), and for the baseline target otherwise: the same source, so the same
 /// results (Rust never fuses a multiply and an add by itself; `mul_add` is one rounding either way).
+///
+/// With a leading `const NAME: usize = [avx512, avx2, baseline];` the body sees `NAME` as a
+/// constant of the variant it runs in (a block size that fits each target's vector registers).
 macro_rules! multiversion {
     (fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $crate::cpu::multiversion! {
+            const UNUSED_BLOCK: usize = [0, 0, 0];
+            fn $name($($arg: $ty),*) -> $ret $body
+        }
+    };
+    (
+        const $c:ident: usize = [$wide:expr, $mid:expr, $base:expr];
+        fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block
+    ) => {
         #[inline(always)]
-        fn generic($($arg: $ty),*) -> $ret $body
+        #[allow(non_upper_case_globals, unused)]
+        fn generic<const $c: usize>($($arg: $ty),*) -> $ret $body
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
-        fn avx2($($arg: $ty),*) -> $ret { generic($($arg),*) }
+        fn avx2($($arg: $ty),*) -> $ret { generic::<{ $mid }>($($arg),*) }
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-        fn avx512($($arg: $ty),*) -> $ret { generic($($arg),*) }
+        fn avx512($($arg: $ty),*) -> $ret { generic::<{ $wide }>($($arg),*) }
 
         pub(crate) fn $name($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
@@ -99,7 +112,7 @@ macro_rules! multiversion {
                     return unsafe { avx2($($arg),*) };
                 }
             }
-            generic($($arg),*)
+            generic::<{ $base }>($($arg),*)
         }
     };
 }

@@ -107,35 +107,50 @@ pub(super) mod kern_v {
     }
 }
 
+/// The starts of blocks of `k` values covering `0..n` (`n` a multiple of 4, the RGBA values of
+/// whole pixels; `k` 4 or at most `n`), the last one ending at `n` and overlapping the one before
+/// (its values written twice, the same) instead of a tail. (A loop, not a closure: a closure is
+/// compiled without its caller's target features.)
+#[inline(always)]
+fn block_starts(n: usize, k: usize) -> impl Iterator<Item = usize> {
+    (0..n.div_ceil(k)).map(move |b| (b * k).min(n - k))
+}
+
 pub(super) mod kern_f32 {
     // docs/SPEC.md writes the f32 sums as one fused multiply-add a tap, `acc = fma(w, x, acc)`,
     // in tap order: a compiler may not change its rounding (a separate multiply and add, Intel's
     // OpenCL compiler fused despite `FP_CONTRACT OFF`).
-    use super::BLK;
+    use super::block_starts;
     use crate::cpu::multiversion;
 
-    multiversion! {
-        fn h_f32(pad: &[f32], wt: &[f32], out: &mut [f32]) -> () {
-            // out[j] = Σ_i wt[i] · pad[j + 4 i], in order i = 0..taps, one fused multiply-add a tap.
-            let n = out.len();
-            let mut j0 = 0;
-            while j0 + BLK <= n {
-                let mut acc = [0.0f32; BLK];
-                for (i, &wi) in wt.iter().enumerate() {
-                    let a: &[f32; BLK] = pad[j0 + 4 * i..j0 + 4 * i + BLK].try_into().unwrap_or(&[0.0; BLK]);
-                    for k in 0..BLK {
-                        acc[k] = wi.mul_add(a[k], acc[k]);
-                    }
-                }
-                out[j0..j0 + BLK].copy_from_slice(&acc);
-                j0 += BLK;
+    /// `out[j0..j0 + K] = Σ_i wt[i] · pad[j0 + 4 i ..]`, in tap order, one fused multiply-add a tap.
+    #[inline(always)]
+    fn block<const K: usize>(pad: &[f32], wt: &[f32], out: &mut [f32], j0: usize) {
+        let mut acc = [0.0f32; K];
+        for (i, &wi) in wt.iter().enumerate() {
+            let a: &[f32; K] = pad[j0 + 4 * i..j0 + 4 * i + K]
+                .try_into()
+                .unwrap_or(&[0.0; K]);
+            for k in 0..K {
+                acc[k] = wi.mul_add(a[k], acc[k]);
             }
-            for j in j0..n {
-                let mut acc = 0.0f32;
-                for (i, &wi) in wt.iter().enumerate() {
-                    acc = wi.mul_add(pad[j + 4 * i], acc);
+        }
+        out[j0..j0 + K].copy_from_slice(&acc);
+    }
+
+    multiversion! {
+        const B: usize = [64, 64, 32];
+        fn h_f32(pad: &[f32], wt: &[f32], out: &mut [f32]) -> () {
+            // out[j] = Σ_i wt[i] · pad[j + 4 i], in order i = 0..taps: blocks of B values, or of
+            // one pixel in a row shorter than B values (an edge piece of w pixels).
+            let n = out.len();
+            let small = n < B;
+            for j0 in block_starts(n, if small { 4 } else { B }) {
+                if small {
+                    block::<4>(pad, wt, out, j0);
+                } else {
+                    block::<B>(pad, wt, out, j0);
                 }
-                out[j] = acc;
             }
         }
     }
@@ -145,33 +160,92 @@ pub(super) mod kern_vf32 {
     // docs/SPEC.md writes the f32 sums as one fused multiply-add a tap, `acc = fma(w, x, acc)`,
     // in tap order: a compiler may not change its rounding (a separate multiply and add, Intel's
     // OpenCL compiler fused despite `FP_CONTRACT OFF`).
-    use super::BLK;
+    use super::block_starts;
     use crate::cpu::multiversion;
 
-    multiversion! {
-        fn v_f32(rows: &[&[f32]], wt: &[f32], out: &mut [f32]) -> () {
-            let n = out.len();
-            let mut j0 = 0;
-            while j0 + BLK <= n {
-                let mut acc = [0.0f32; BLK];
-                for (row, &wi) in rows.iter().zip(wt) {
-                    let a: &[f32; BLK] = row[j0..j0 + BLK].try_into().unwrap_or(&[0.0; BLK]);
-                    for k in 0..BLK {
-                        acc[k] = wi.mul_add(a[k], acc[k]);
-                    }
-                }
-                out[j0..j0 + BLK].copy_from_slice(&acc);
-                j0 += BLK;
+    /// Two output rows' values `j0..j0 + K` from `taps + 1` rows: `out0` from rows `0..taps`,
+    /// `out1` from rows `1..=taps`, each in tap order. Every row loaded serves both sums, which
+    /// halves the loads of one row at a time (they, not the multiply-adds, had set the pace).
+    #[inline(always)]
+    fn pair<const K: usize>(
+        rows: &[&[f32]],
+        wt: &[f32],
+        (out0, out1): (&mut [f32], &mut [f32]),
+        j0: usize,
+    ) {
+        let taps = wt.len();
+        let row = |r: usize| -> &[f32; K] { rows[r][j0..j0 + K].try_into().unwrap_or(&[0.0; K]) };
+        let mut a0 = [0.0f32; K];
+        let mut a1 = [0.0f32; K];
+        let x = row(0);
+        for k in 0..K {
+            a0[k] = wt[0].mul_add(x[k], a0[k]);
+        }
+        for r in 1..taps {
+            let x = row(r);
+            let (w0, w1) = (wt[r], wt[r - 1]);
+            for k in 0..K {
+                a0[k] = w0.mul_add(x[k], a0[k]);
+                a1[k] = w1.mul_add(x[k], a1[k]);
             }
-            for j in j0..n {
-                let mut acc = 0.0f32;
-                for (row, &wi) in rows.iter().zip(wt) {
-                    acc = wi.mul_add(row[j], acc);
+        }
+        let x = row(taps);
+        for k in 0..K {
+            a1[k] = wt[taps - 1].mul_add(x[k], a1[k]);
+        }
+        out0[j0..j0 + K].copy_from_slice(&a0);
+        out1[j0..j0 + K].copy_from_slice(&a1);
+    }
+
+    multiversion! {
+        const B: usize = [64, 32, 16];
+        fn v2_f32(rows: &[&[f32]], wt: &[f32], out0: &mut [f32], out1: &mut [f32]) -> () {
+            // Two output rows at once (see `pair`); rows.len() == wt.len() + 1.
+            let n = out0.len().min(out1.len());
+            let small = n < B;
+            for j0 in block_starts(n, if small { 4 } else { B }) {
+                if small {
+                    pair::<4>(rows, wt, (&mut *out0, &mut *out1), j0);
+                } else {
+                    pair::<B>(rows, wt, (&mut *out0, &mut *out1), j0);
                 }
-                out[j] = acc;
             }
         }
     }
+
+    /// `out[j0..j0 + K] = Σ_i wt[i] · rows[i][j0..]`, in tap order.
+    #[inline(always)]
+    fn one<const K: usize>(rows: &[&[f32]], wt: &[f32], out: &mut [f32], j0: usize) {
+        let mut acc = [0.0f32; K];
+        for (row, &wi) in rows.iter().zip(wt) {
+            let a: &[f32; K] = row[j0..j0 + K].try_into().unwrap_or(&[0.0; K]);
+            for k in 0..K {
+                acc[k] = wi.mul_add(a[k], acc[k]);
+            }
+        }
+        out[j0..j0 + K].copy_from_slice(&acc);
+    }
+
+    /// One output row; its own module, as every `multiversion!` defines the same helpers.
+    mod one_row {
+        use super::{block_starts, multiversion, one};
+        multiversion! {
+            const B: usize = [64, 64, 32];
+            fn v_f32(rows: &[&[f32]], wt: &[f32], out: &mut [f32]) -> () {
+                // One output row (the last of an odd band, or a row of the path without bands).
+                let n = out.len();
+                let small = n < B;
+                for j0 in block_starts(n, if small { 4 } else { B }) {
+                    if small {
+                        one::<4>(rows, wt, out, j0);
+                    } else {
+                        one::<B>(rows, wt, out, j0);
+                    }
+                }
+            }
+        }
+    }
+    pub(crate) use one_row::v_f32;
 }
 
 /// A device buffer for a large result or intermediate. On a CPU device the buffer's memory is the host's:
@@ -284,10 +358,12 @@ pub(super) fn strip_pixels(taps: usize, size: usize, width: usize) -> usize {
 ///
 /// `hfun(src_row, (x0, x1), scratch, out)` fills the intermediate values of pixels `x0..x1`
 /// (`4 (x1 - x0)` values) of source row `src_row`; `vfun(rows, out)` combines `2w + 1`
-/// intermediate row pieces into output values. Rows outside the image come from the border
-/// mode (rows of `zero`, the intermediate form of a zero row, for [`Border::Zero`]).
+/// intermediate row pieces into output values, and `vfun2(rows, out0, out1)` two adjacent output
+/// rows from `2w + 2` pieces (`out0` from the first `2w + 1`, `out1` from the last). Rows outside
+/// the image come from the border mode (rows of `zero`, the intermediate form of a zero row, for
+/// [`Border::Zero`]).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn two_pass<T, P, O, H, V>(
+pub(super) fn two_pass<T, P, O, H, V, V2>(
     width: usize,
     height: usize,
     w: usize,
@@ -295,13 +371,14 @@ pub(super) fn two_pass<T, P, O, H, V>(
     zero: T,
     out: &mut [O],
     hfun: H,
-    vfun: V,
+    (vfun, vfun2): (V, V2),
 ) where
     T: Copy + Default + Send + Sync + bytemuck::Zeroable,
     P: Send,
     O: Send,
     H: Fn(usize, (usize, usize), &mut Vec<P>, &mut [T]) + Sync,
     V: Fn(&[&[T]], &mut [O]) + Sync,
+    V2: Fn(&[&[T]], &mut [O], &mut [O]) + Sync,
 {
     let n = 4 * width;
     if n == 0 || height == 0 {
@@ -342,15 +419,23 @@ pub(super) fn two_pass<T, P, O, H, V>(
         return;
     }
     // Bands of rows in parallel; in each, column strips one after the other, each with a ring
-    // of 2w + 1 intermediate rows.
+    // of 2w + 2 intermediate rows (output rows are made two at a time).
+    let slots = taps + 1;
     out.par_chunks_mut(band * n)
         .enumerate()
         .for_each(|(b, chunk)| {
             let y0 = b * band;
             let rows_here = chunk.len() / n;
-            let sw = strip_pixels(taps, std::mem::size_of::<T>(), width);
+            let sw = strip_pixels(slots, std::mem::size_of::<T>(), width);
             let ms = (4 * sw).div_ceil(2 * RING_PAD) * 2 * RING_PAD + RING_PAD;
-            let mut ring = vec![zero; taps * ms];
+            // Ring rows start on a cache line (`ms` is a multiple of 64 bytes for every `T`), so
+            // that no vector load of the vertical pass straddles two lines.
+            let mut ring_store = vec![zero; slots * ms + 64 / std::mem::size_of::<T>()];
+            let lead = ring_store
+                .as_ptr()
+                .align_offset(64)
+                .min(ring_store.len() - slots * ms);
+            let ring = &mut ring_store[lead..lead + slots * ms];
             let mut scratch = Vec::new();
             let first = y0 as i64 - w as i64;
             let mut x0 = 0;
@@ -358,7 +443,7 @@ pub(super) fn two_pass<T, P, O, H, V>(
                 let x1 = (x0 + sw).min(width);
                 let m = 4 * (x1 - x0);
                 let mut fill = |ring: &mut [T], v: i64| {
-                    let slot = (v - first) as usize % taps;
+                    let slot = (v - first) as usize % slots;
                     let dst = &mut ring[slot * ms..slot * ms + m];
                     match map_row(v) {
                         Some(r) => hfun(r, (x0, x1), &mut scratch, dst),
@@ -366,19 +451,28 @@ pub(super) fn two_pass<T, P, O, H, V>(
                     }
                 };
                 for v in first..(y0 as i64 + w as i64) {
-                    fill(&mut ring, v);
+                    fill(ring, v);
                 }
-                for k in 0..rows_here {
+                for k in (0..rows_here).step_by(2) {
                     let y = (y0 + k) as i64;
-                    fill(&mut ring, y + w as i64);
-                    let s0 = k % taps;
-                    let rows: Vec<&[T]> = (0..taps)
+                    let pair = k + 1 < rows_here;
+                    fill(ring, y + w as i64);
+                    if pair {
+                        fill(ring, y + w as i64 + 1);
+                    }
+                    // Row y - w + i sits in slot (k + i) % slots.
+                    let rows: Vec<&[T]> = (0..taps + pair as usize)
                         .map(|i| {
-                            let slot = (s0 + i) % taps;
+                            let slot = (k + i) % slots;
                             &ring[slot * ms..slot * ms + m]
                         })
                         .collect();
-                    vfun(&rows, &mut chunk[k * n + 4 * x0..k * n + 4 * x1]);
+                    let (o0, rest) = chunk[k * n..].split_at_mut(n);
+                    let o0 = &mut o0[4 * x0..4 * x1];
+                    match rest.get_mut(4 * x0..4 * x1) {
+                        Some(o1) if pair => vfun2(&rows, o0, o1),
+                        _ => vfun(&rows, o0),
+                    }
                 }
                 x0 = x1;
             }
@@ -404,7 +498,7 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
         };
     match super::cpu_vnni::U8Passes::new(&q) {
         // Half the vector instructions where the CPU has AVX-512 VBMI and VNNI (the same sums).
-        Some(fast) => two_pass::<u16, u8, u8, _, _>(
+        Some(fast) => two_pass::<u16, u8, u8, _, _, _>(
             wu,
             hu,
             w,
@@ -412,9 +506,15 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
             super::cpu_vnni::BIAS,
             &mut out,
             |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| fast.h(i, o)),
-            |rows, o| fast.v(rows, o),
+            (
+                |rows: &[&[u16]], o: &mut [u8]| fast.v(rows, o),
+                |rows: &[&[u16]], o0: &mut [u8], o1: &mut [u8]| {
+                    fast.v(&rows[..2 * w + 1], o0);
+                    fast.v(&rows[1..], o1);
+                },
+            ),
         ),
-        None => two_pass::<u16, u8, u8, _, _>(
+        None => two_pass::<u16, u8, u8, _, _, _>(
             wu,
             hu,
             w,
@@ -422,7 +522,13 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
             0,
             &mut out,
             |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| kern::h_u8(i, &q, o)),
-            |rows, o| kern_v::v_u8(rows, &q, o),
+            (
+                |rows: &[&[u16]], o: &mut [u8]| kern_v::v_u8(rows, &q, o),
+                |rows: &[&[u16]], o0: &mut [u8], o1: &mut [u8]| {
+                    kern_v::v_u8(&rows[..2 * w + 1], &q, o0);
+                    kern_v::v_u8(&rows[1..], &q, o1);
+                },
+            ),
         ),
     }
     RgbaImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
@@ -443,7 +549,7 @@ pub(super) fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rg
     let src = img.as_raw();
     let mut out = alloc_zeroed::<f32>(n * height as usize);
     // The f32 pad holds f32; `two_pass` hands a Vec<T> scratch of the intermediate type.
-    two_pass::<f32, f32, f32, _, _>(
+    two_pass::<f32, f32, f32, _, _, _>(
         width as usize,
         height as usize,
         w,
@@ -456,7 +562,10 @@ pub(super) fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rg
                 kern_f32::h_f32(i, &wt, o)
             });
         },
-        |rows, o| kern_vf32::v_f32(rows, &wt, o),
+        (
+            |rows: &[&[f32]], o: &mut [f32]| kern_vf32::v_f32(rows, &wt, o),
+            |rows: &[&[f32]], o0: &mut [f32], o1: &mut [f32]| kern_vf32::v2_f32(rows, &wt, o0, o1),
+        ),
     );
     Rgba32FImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
         width: width as u64,
