@@ -235,6 +235,31 @@ proptest! {
     }
 
     #[test]
+    fn into_calls_write_every_value_and_match(
+        (img, blur) in image_and_blur(), seed in any::<u64>(), specials in any::<bool>(),
+    ) {
+        // The results written over images full of other values (every value must be
+        // written), on the CPU and every device; an image kept on the device as input too.
+        let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        let (w, h) = (img.width, img.height);
+        let f = f32_image(w.min(200), h.min(100), seed, specials);
+        let expected_f = Engine::cpu().gaussian_blur_f32(&f, &blur).unwrap();
+        let cpu = Engine::cpu();
+        for e in std::iter::once(&cpu).chain(engines()) {
+            let mut out = image::RgbaImage::from_pixel(w, h, image::Rgba([7, 77, 177, 255]));
+            e.gaussian_blur_into(img.view(), &blur, &mut out).unwrap();
+            prop_assert!(out == expected, "host input into on {} {:?}", e.backend(), blur);
+            let dev = e.upload(img.view()).unwrap();
+            out.pixels_mut().for_each(|p| *p = image::Rgba([1, 2, 3, 4]));
+            e.gaussian_blur_into(&dev, &blur, &mut out).unwrap();
+            prop_assert!(out == expected, "device input into on {}", e.backend());
+            let mut out_f = image::Rgba32FImage::from_pixel(f.width(), f.height(), image::Rgba([f32::NAN; 4]));
+            e.gaussian_blur_f32_into(&f, &blur, &mut out_f).unwrap();
+            prop_assert!(same_bits(out_f.as_raw(), expected_f.as_raw()), "f32 into on {} {:?}", e.backend(), blur);
+        }
+    }
+
+    #[test]
     fn opencl_matches_cpu_exactly((img, blur) in image_and_blur()) {
         let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
         for e in engines() {
@@ -506,6 +531,21 @@ fn bad_parameters_are_errors() {
                 Err(Error::InvalidParameter { .. })
             ));
             assert!(e.gaussian_blur_device(&img, &b).is_err());
+        }
+        // A result image of another size than the input: an error naming `out`, nothing
+        // written.
+        for (ow, oh) in [(4, 5), (5, 4), (0, 0)] {
+            let mut out = image::RgbaImage::from_pixel(ow, oh, image::Rgba([9; 4]));
+            match e.gaussian_blur_into(&img, &GaussianBlur::new(2), &mut out) {
+                Err(Error::InvalidParameter { name: "out", .. }) => {}
+                other => panic!("{ow}×{oh} on {}: {other:?}", e.backend()),
+            }
+            assert!(out.pixels().all(|p| p.0 == [9; 4]));
+            let mut out_f = image::Rgba32FImage::new(ow, oh);
+            assert!(matches!(
+                e.gaussian_blur_f32_into(&f, &GaussianBlur::new(2), &mut out_f),
+                Err(Error::InvalidParameter { name: "out", .. })
+            ));
         }
         let huge = GaussianBlur::new(clpix::MAX_RADIUS + 1);
         assert!(matches!(

@@ -272,7 +272,60 @@ fn radius_cases() -> Vec<Case> {
         blur_f32_row!("blur_f32_device_w16", blur_f32_device_case, 16),
         blur_f32_row!("blur_f32_device_w25", blur_f32_device_case, 25),
         blur_f32_row!("blur_f32_device_w32", blur_f32_device_case, 32),
+        Case {
+            name: "blur_into_w2",
+            bytes_per_pixel: 8.0,
+            content: Content::Random,
+            run: |e, i| blur_into_case(e, i, 2),
+        },
+        Case {
+            name: "blur_into_w8",
+            bytes_per_pixel: 8.0,
+            content: Content::Random,
+            run: |e, i| blur_into_case(e, i, 8),
+        },
+        blur_f32_row!("blur_f32_into_w8", blur_f32_into_case, 8),
     ]
+}
+
+/// The RGBA8 blur of a host image into one result image reused call after call
+/// (`Engine::gaussian_blur_into`; made once per thread and size).
+fn blur_into_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()> {
+    use std::cell::RefCell;
+    thread_local! {
+        static OUT: RefCell<image::RgbaImage> = RefCell::new(image::RgbaImage::new(0, 0));
+    }
+    OUT.with(|c| {
+        let mut out = c.borrow_mut();
+        if out.dimensions() != (i.width(), i.height()) {
+            *out = image::RgbaImage::new(i.width(), i.height());
+        }
+        e.gaussian_blur_into(i, &clpix::GaussianBlur::new(radius), &mut out)
+    })
+}
+
+/// [`blur_f32_case`] into one result image reused call after call
+/// (`Engine::gaussian_blur_f32_into`).
+fn blur_f32_into_case(e: &Engine, i: ImageInput<'_>, radius: u32) -> clpix::Result<()> {
+    use std::cell::RefCell;
+    thread_local! {
+        static IO: RefCell<Option<(image::Rgba32FImage, image::Rgba32FImage)>> =
+            const { RefCell::new(None) };
+    }
+    let (w, h) = (i.width(), i.height());
+    IO.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.as_ref().is_none_or(|(f, _)| f.dimensions() != (w, h)) {
+            *c = None;
+            *c = Some((f32_image(e, i)?, image::Rgba32FImage::new(w, h)));
+        }
+        let (img, out) = c.as_mut().ok_or(clpix::Error::EmptyImage {
+            operation: "blur_f32_into",
+            width: w,
+            height: h,
+        })?;
+        e.gaussian_blur_f32_into(img, &clpix::GaussianBlur::new(radius), out)
+    })
 }
 
 /// The f32 blur of an f32 image kept on the engine (`Engine::upload_f32` once per thread and

@@ -272,22 +272,25 @@ fn f32_passes(
     )
 }
 
-pub(super) fn cl_blur_f32(
+/// The f32 blur of `img` on the device into `out` (`4 × width × height` values).
+pub(super) fn cl_blur_f32_into(
     cl: &Arc<ClEngine>,
     img: &Rgba32FImage,
     blur: &GaussianBlur,
-) -> Result<Rgba32FImage> {
+    out: &mut [f32],
+) -> Result<()> {
     let (width, height) = img.dimensions();
     let n = width as usize * height as usize;
     if n == 0 || blur.radius == 0 {
-        return Ok(img.clone());
+        out.copy_from_slice(img.as_raw());
+        return Ok(());
     }
     let limit = cl.max_buffer_bytes;
     let wbuf = f32_weights(cl, blur)?;
-    let out = if n as u64 * 16 > limit {
+    if n as u64 * 16 > limit {
         let src = img.as_raw();
         let m = 4 * width as usize;
-        cl_banded::<f32, f32, f32>(
+        let bands = cl_banded::<f32, f32, f32>(
             cl,
             Format::RgbaF32,
             width,
@@ -297,50 +300,42 @@ pub(super) fn cl_blur_f32(
             Arg::buf(&wbuf),
             16,
             |y, dst| dst.copy_from_slice(&src[y * m..(y + 1) * m]),
-        )?
+        )?;
+        out.copy_from_slice(&bands);
+    } else if cl.uses_host_memory() {
+        // A CPU device reads the image where it is and writes the result straight into `out`
+        // (PoCL 3.1, 4096², w = 8: 199 ms a call with the copies, the kernels 53 ms).
+        // Dropped before `out` and `img`: drains the queue on an error path.
+        let mut drain = cl.queue_drain();
+        drain.armed = true;
+        // SAFETY: `img` and `out` (borrowed for this call) hold 4n f32 each and stay allocated
+        // and otherwise untouched until their kernels have finished (the blocking read below,
+        // or `drain`); `out` is only read into through that blocking read of `dst` into the
+        // same memory.
+        let (src, dst) = unsafe {
+            (
+                cl.buffer_over_host_read_only(img.as_raw(), "an f32 image")?,
+                cl.buffer_over_host(out.as_mut_ptr(), 4 * n, "the blurred image")?,
+            )
+        };
+        f32_passes(cl, (&src, &dst), &wbuf, (width, height), blur)?;
+        cl.read(&dst, 0, out)?;
+        drain.armed = false;
+        drop((src, dst));
     } else {
-        // The result's memory, advised to use huge pages before its first write; a CPU device
-        // reads the image where it is and writes the result straight into that memory (PoCL
-        // 3.1, 4096², w = 8: 199 ms a call with the copies, the kernels 53 ms).
-        let mut out = alloc_zeroed::<f32>(4 * n);
-        if cl.uses_host_memory() {
-            // Dropped before `out` and `img`: drains the queue on an error path.
-            let mut drain = cl.queue_drain();
-            drain.armed = true;
-            // SAFETY: `img` (borrowed for this call) and `out` hold 4n f32 each and stay
-            // allocated and otherwise untouched until their kernels have finished (the
-            // blocking read below, or `drain`); `out` is only read into through that blocking
-            // read of `dst` into the same memory.
-            let (src, dst) = unsafe {
-                (
-                    cl.buffer_over_host_read_only(img.as_raw(), "an f32 image")?,
-                    cl.buffer_over_host(out.as_mut_ptr(), 4 * n, "the blurred image")?,
-                )
-            };
-            f32_passes(cl, (&src, &dst), &wbuf, (width, height), blur)?;
-            cl.read(&dst, 0, &mut out)?;
-            drain.armed = false;
-            drop((src, dst));
-        } else {
-            // Uploaded into the engine's idle f32 buffers and blurred as a device image is: no
-            // buffer is made or freed a call once the pool holds them.
-            let mut src = cl.image_buffer::<f32>(4 * n, "an f32 image")?;
-            cl.write(&mut src, 0, img.as_raw())?;
-            let dst = cl_blur_f32_device(cl, &src, (width, height), blur)?;
-            let read = cl.read(&dst, 0, &mut out);
-            if read.is_ok() {
-                cl.give_image_buffer(4 * n, src);
-                cl.give_image_buffer(4 * n, dst);
-            }
-            read?;
+        // Uploaded into the engine's idle f32 buffers and blurred as a device image is: no
+        // buffer is made or freed a call once the pool holds them.
+        let mut src = cl.image_buffer::<f32>(4 * n, "an f32 image")?;
+        cl.write(&mut src, 0, img.as_raw())?;
+        let dst = cl_blur_f32_device(cl, &src, (width, height), blur)?;
+        let read = cl.read(&dst, 0, out);
+        if read.is_ok() {
+            cl.give_image_buffer(4 * n, src);
+            cl.give_image_buffer(4 * n, dst);
         }
-        out
-    };
-    Rgba32FImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
-        width: width as u64,
-        height: height as u64,
-        reason: "the result does not match its size",
-    })
+        read?;
+    }
+    Ok(())
 }
 
 /// How an image larger than one buffer is blurred: bands of `rows` output rows, each taking

@@ -488,9 +488,48 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
         blur.check()?;
         return Ok(view.to_image());
     }
+    fresh_result((width, height), |out| cpu_blur_u8_into(view, blur, out))
+}
+
+/// A new image of `width × height` pixels filled by `fill` (its values, rows packed): fresh
+/// memory advised to use huge pages (see `alloc_zeroed`).
+pub(super) fn fresh_result<P>(
+    (width, height): (u32, u32),
+    fill: impl FnOnce(&mut [P::Subpixel]) -> Result<()>,
+) -> Result<image::ImageBuffer<P, Vec<P::Subpixel>>>
+where
+    P: image::Pixel,
+    P::Subpixel: Default + bytemuck::Zeroable,
+{
+    let values = P::CHANNEL_COUNT as usize * width as usize * height as usize;
+    let mut out = alloc_zeroed::<P::Subpixel>(values);
+    fill(&mut out)?;
+    image::ImageBuffer::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
+        width: width as u64,
+        height: height as u64,
+        reason: "the result does not match its size",
+    })
+}
+
+/// The RGBA8 blur of `view` into `out` (`4 × width × height` bytes, rows packed).
+pub(super) fn cpu_blur_u8_into(
+    view: &crate::ImageView<'_>,
+    blur: &GaussianBlur,
+    out: &mut [u8],
+) -> Result<()> {
+    let (width, height) = (view.width(), view.height());
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if blur.radius == 0 {
+        blur.check()?;
+        for (y, row) in out.chunks_exact_mut(4 * width as usize).enumerate() {
+            row.copy_from_slice(view.row(y as u32));
+        }
+        return Ok(());
+    }
     let q = blur.weights_fixed()?;
     let w = blur.radius as usize;
-    let mut out = alloc_zeroed::<u8>(width as usize * height as usize * 4);
     let (wu, hu) = (width as usize, height as usize);
     let h_row_of =
         |y: usize, xs, pad: &mut Vec<u8>, dst: &mut [u16], h: &dyn Fn(&[u8], &mut [u16])| {
@@ -504,7 +543,7 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
             w,
             blur.border,
             super::cpu_vnni::BIAS,
-            &mut out,
+            out,
             |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| fast.h(i, o)),
             (
                 |rows: &[&[u16]], o: &mut [u8]| fast.v(rows, o),
@@ -520,7 +559,7 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
             w,
             blur.border,
             0,
-            &mut out,
+            out,
             |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| kern::h_u8(i, &q, o)),
             (
                 |rows: &[&[u16]], o: &mut [u8]| kern_v::v_u8(rows, &q, o),
@@ -531,23 +570,29 @@ pub(super) fn cpu_blur_u8(view: &crate::ImageView<'_>, blur: &GaussianBlur) -> R
             ),
         ),
     }
-    RgbaImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
-        width: width as u64,
-        height: height as u64,
-        reason: "the result does not match its size",
-    })
+    Ok(())
 }
 
+/// The f32 blur of `img` as a new image.
 pub(super) fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rgba32FImage> {
+    fresh_result(img.dimensions(), |out| cpu_blur_f32_into(img, blur, out))
+}
+
+/// The f32 blur of `img` into `out` (`4 × width × height` values).
+pub(super) fn cpu_blur_f32_into(
+    img: &Rgba32FImage,
+    blur: &GaussianBlur,
+    out: &mut [f32],
+) -> Result<()> {
     let (width, height) = img.dimensions();
     if blur.radius == 0 {
-        return Ok(img.clone());
+        out.copy_from_slice(img.as_raw());
+        return Ok(());
     }
     let wt = blur.weights_f32()?;
     let w = blur.radius as usize;
     let n = width as usize * 4;
     let src = img.as_raw();
-    let mut out = alloc_zeroed::<f32>(n * height as usize);
     // The f32 pad holds f32; `two_pass` hands a Vec<T> scratch of the intermediate type.
     two_pass::<f32, f32, f32, _, _, _>(
         width as usize,
@@ -555,7 +600,7 @@ pub(super) fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rg
         w,
         blur.border,
         0.0,
-        &mut out,
+        out,
         |y, xs, pad: &mut Vec<f32>, dst| {
             let row = &src[y * n..(y + 1) * n];
             h_row(row, width as usize, xs, w, blur.border, pad, dst, |i, o| {
@@ -567,9 +612,5 @@ pub(super) fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rg
             |rows: &[&[f32]], o0: &mut [f32], o1: &mut [f32]| kern_vf32::v2_f32(rows, &wt, o0, o1),
         ),
     );
-    Rgba32FImage::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
-        width: width as u64,
-        height: height as u64,
-        reason: "the result does not match its size",
-    })
+    Ok(())
 }
