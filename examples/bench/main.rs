@@ -273,6 +273,12 @@ fn radius_cases() -> Vec<Case> {
         blur_f32_row!("blur_f32_device_w25", blur_f32_device_case, 25),
         blur_f32_row!("blur_f32_device_w32", blur_f32_device_case, 32),
         Case {
+            name: "blur_host_w2",
+            bytes_per_pixel: 8.0,
+            content: Content::Random,
+            run: |e, i| e.gaussian_blur(i, &clpix::GaussianBlur::new(2)).map(drop),
+        },
+        Case {
             name: "blur_into_w2",
             bytes_per_pixel: 8.0,
             content: Content::Random,

@@ -4,7 +4,7 @@
 
 use clpix::{Engine, ImageView};
 use proptest::prelude::*;
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 /// Every OpenCL device as an engine, plus each device with the other kernel layout forced (so
 /// that the GPU-style kernels are tested on PoCL in CI, and the CPU-style ones on GPUs). With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
@@ -191,19 +191,20 @@ impl SharedEngines {
 
     /// The engines, made by `make` at the first call.
     pub fn get(&'static self, make: impl FnOnce() -> Vec<Engine>) -> &'static [Engine] {
-        self.0.get_or_init(|| {
+        let engines = self.0.get_or_init(|| {
             let raw: *mut [Engine] = Box::into_raw(make().into_boxed_slice());
             lock_held().push(Held(raw));
-            // Registered after the drivers have loaded (make found the devices), so that it
-            // runs before their exit-time destructors (those run in reverse order).
-            static REGISTER: Once = Once::new();
-            REGISTER.call_once(|| {
-                // SAFETY: registers a plain function with the C library; it takes no arguments.
-                unsafe { atexit(release_held) };
-            });
             // SAFETY: the box is freed only at exit (release_held), when no test runs.
             unsafe { &*raw }
-        })
+        });
+        // Registered again at every call (the first one to run at exit releases them all, the
+        // others find nothing): it must run before the drivers' exit-time destructors, which
+        // run in reverse order of registration, and a driver may register them late (NVIDIA's
+        // compiler at its first build: a binary running one blur test died with SIGSEGV at
+        // exit, its engines released after the compiler, a background build still inside it).
+        // SAFETY: registers a plain function with the C library; it takes no arguments.
+        unsafe { atexit(release_held) };
+        engines
     }
 }
 

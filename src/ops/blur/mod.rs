@@ -439,9 +439,9 @@ impl Engine {
                     ClOut::Empty => {}
                     ClOut::Host(bytes) => crate::cpu::parallel_copy(&bytes, &mut out),
                     ClOut::Buffer(buf) => {
-                        let bytes = cl.read_rgba8(&[(&buf, 0, n)], n);
+                        let read = cl.read_rgba8_into(&[(&buf, 0, n)], &mut out);
                         cl.give_image_buffer(n, buf);
-                        crate::cpu::parallel_copy(&bytes?, &mut out);
+                        read?;
                     }
                 }
                 Ok(())
