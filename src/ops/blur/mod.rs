@@ -26,11 +26,13 @@
 //!   an image without pixels. Sigma ≤ 0, NaN or infinite is an error when the blur runs.
 //!
 //! # Method
-//! CPU (rayon): bands of rows in parallel, each walking column strips with a ring of `2w + 1`
-//! horizontally filtered rows (as OpenCV does; ring at most 512 KiB, rows padded never to be a
-//! power of two bytes apart), so the intermediate stays in cache; row loops on blocks of 64
-//! channel values (AVX-512/AVX2, `multiversion!`) use the weights' symmetry to halve the
-//! multiplies. Large results get transparent huge pages on Linux.
+//! CPU (rayon): bands of rows in parallel, each walking column strips with a ring of `2w + 2`
+//! horizontally filtered rows (as OpenCV does; ring at most 512 KiB, rows on cache lines and
+//! padded never to be a power of two bytes apart), so the intermediate stays in cache; output
+//! rows two at a time (the f32 vertical pass loads each ring row once for both); row loops on
+//! blocks of 64 channel values (AVX-512/AVX2, `multiversion!`), the RGBA8 ones using the
+//! weights' symmetry to halve the multiplies. Large results get transparent huge pages on
+//! Linux; `gaussian_blur_into` writes into the caller's image instead.
 //!
 //! OpenCL (`blur.cl`; per radius `blur_radius.cl`), GPUs: the generic passes keep the intermediate
 //! (u16 `t`, or f32) in a pooled device buffer; the horizontal one loads row tiles and their `2w`
