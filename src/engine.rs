@@ -365,7 +365,10 @@ impl Engine {
     /// at a radius runs the generic passes while its radius-built programs build on a thread
     /// (same bits; `CLPIX_BUILD_WAIT=1` waits instead); a benchmark or a caller that wants
     /// the specialised kernels from the next call on calls this first, or
-    /// [`warm_up`](Self::warm_up).
+    /// [`warm_up`](Self::warm_up). Dropping the engine waits too; an engine that is never
+    /// dropped (a `static`) should be waited for before the process exits: a build still
+    /// inside NVIDIA's compiler when the C library runs its exit-time teardown crashes the
+    /// process (SIGSEGV after `main` has returned).
     ///
     /// ```
     /// let engine = clpix::Engine::new()?;
