@@ -132,10 +132,15 @@ def compacted_image(img: np.ndarray, threshold: int, order: str = "scan") -> np.
 
 
 def gaussian_blur(
-    img: np.ndarray, radius: int, sigma: Optional[float] = None, border: str = "clamp"
+    img: np.ndarray,
+    radius: int,
+    sigma: Optional[float] = None,
+    border: str = "clamp",
+    out: Optional[np.ndarray] = None,
 ) -> np.ndarray:
-    """Separable Gaussian blur (uint8 or float32 RGBA), on the default engine."""
-    return default_engine().gaussian_blur(img, radius, sigma, border)
+    """Separable Gaussian blur (uint8 or float32 RGBA), on the default engine; into ``out``
+    (returned) when given."""
+    return default_engine().gaussian_blur(img, radius, sigma, border, out)
 
 
 def exclusive_scan(values: np.ndarray) -> np.ndarray:

@@ -145,12 +145,16 @@ class Engine:
         radius: int,
         sigma: Optional[float] = None,
         border: BorderMode = "clamp",
+        out: Optional[Union[ImageU8, ImageF32]] = None,
     ) -> Union[ImageU8, ImageF32]:
         """Separable Gaussian blur of ``2 radius + 1`` taps (sigma default ``radius / 2``),
         horizontal then vertical; uint8 in fixed point (within 1 of the real-valued blur),
         float32 with one fused multiply-add a tap in a fixed order. Borders: ``"clamp"`` (the
         edge pixel), ``"reflect"`` (mirror without repeating the edge, NumPy's
-        ``"reflect"``), ``"wrap"``, ``"zero"``. The float32 image is copied once on the way in."""
+        ``"reflect"``), ``"wrap"``, ``"zero"``. The float32 image is copied once on the way in.
+        ``out``: an array of the image's shape and dtype, C-contiguous and writeable, that
+        receives the result and is returned (no fresh result each call; a uint8 ``out`` must
+        not share memory with the image)."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

@@ -93,6 +93,32 @@ fn image_array<'a, 'py, T: Element>(
     Ok((array, side(shape[1])?, side(shape[0])?))
 }
 
+/// The `out=` array for an image of `width × height` pixels of `T` (`what`: its dtype's name):
+/// `H×W×4`, C-contiguous, writeable and sharing no memory with the input, borrowed for writing.
+pub(crate) fn image_out_array<'py, T: Element>(
+    out: &Bound<'py, PyAny>,
+    what: &str,
+    (width, height): (u32, u32),
+) -> PyResult<numpy::PyReadwriteArray3<'py, T>> {
+    let (array, w, h) = image_array::<T>(out, what)?;
+    if (w, h) != (width, height) {
+        return Err(value_error(format!(
+            "out= has shape ({h}, {w}, 4), but the image is ({height}, {width}, 4)"
+        )));
+    }
+    let typed = array.cast::<PyArray3<T>>()?;
+    if !typed.is_c_contiguous() {
+        return Err(value_error(
+            "out= must be C-contiguous (rows packed, as numpy.empty makes them)".into(),
+        ));
+    }
+    typed.try_readwrite().map_err(|e| {
+        value_error(format!(
+            "out= cannot be written (read-only, or sharing memory with the image): {e}"
+        ))
+    })
+}
+
 fn borrow_error(e: numpy::BorrowError) -> PyErr {
     value_error(format!("the array cannot be read: {e}"))
 }

@@ -1,6 +1,8 @@
 //! `clpix.Engine`: the operations on NumPy arrays, each run with the GIL released.
 
-use crate::convert::{array_u32, hit_bytes, hits_out, image_f32, image_out, image_u8, ImageU8};
+use crate::convert::{
+    array_u32, hit_bytes, hits_out, image_f32, image_out, image_out_array, image_u8, ImageU8,
+};
 use crate::errors::{invalid, to_py, value_error, IntoPyResult};
 use crate::types::{Device, Hit, LuminanceStats};
 use clpix::{Border, CompactOrder, Engine, GaussianBlur, ImageView, PixelHit};
@@ -319,8 +321,9 @@ impl PyEngine {
         image_out(py, out.into_raw(), w, h)
     }
 
-    /// Separable Gaussian blur of a uint8 (fixed point) or float32 image.
-    #[pyo3(signature = (img, radius, sigma = None, border = "clamp"))]
+    /// Separable Gaussian blur of a uint8 (fixed point) or float32 image; into `out` (an
+    /// `H×W×4` C-contiguous array of the image's dtype, returned) when given.
+    #[pyo3(signature = (img, radius, sigma = None, border = "clamp", out = None))]
     fn gaussian_blur<'py>(
         &self,
         py: Python<'py>,
@@ -328,6 +331,7 @@ impl PyEngine {
         radius: i64,
         sigma: Option<f64>,
         border: &str,
+        out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let blur = blur_params(radius, sigma, border)?;
         let is_f32 = img
@@ -335,17 +339,31 @@ impl PyEngine {
             .map(|a| numpy::PyUntypedArrayMethods::dtype(a).is_equiv_to(&numpy::dtype::<f32>(py)))
             .unwrap_or(false);
         if is_f32 {
+            // Copied first (clpix's f32 blur takes an owned image), so `out` may be `img`.
             let src = image_f32(img)?;
             let (w, h) = src.dimensions();
-            let out = py
+            if let Some(out) = out {
+                let mut dst = image_out_array::<f32>(out, "float32", (w, h))?;
+                let values = dst.as_slice_mut().map_err(|e| value_error(e.to_string()))?;
+                py.detach(|| self.engine.gaussian_blur_f32_into(&src, &blur, values))
+                    .py()?;
+                return Ok(out.clone());
+            }
+            let res = py
                 .detach(|| self.engine.gaussian_blur_f32(&src, &blur))
                 .py()?;
-            return Ok(image_out(py, out.into_raw(), w, h)?.into_any());
+            return Ok(image_out(py, res.into_raw(), w, h)?.into_any());
         }
         let img = image_u8(img)?;
         let (w, h) = img.size();
-        let out = self.with_view(py, &img, |e, v| e.gaussian_blur(v, &blur))?;
-        Ok(image_out(py, out.into_raw(), w, h)?.into_any())
+        if let Some(out) = out {
+            let mut dst = image_out_array::<u8>(out, "uint8", (w, h))?;
+            let bytes = dst.as_slice_mut().map_err(|e| value_error(e.to_string()))?;
+            self.with_view(py, &img, |e, v| e.gaussian_blur_into(v, &blur, bytes))?;
+            return Ok(out.clone());
+        }
+        let res = self.with_view(py, &img, |e, v| e.gaussian_blur(v, &blur))?;
+        Ok(image_out(py, res.into_raw(), w, h)?.into_any())
     }
 
     /// Exclusive prefix sum of a 1-D uint32 array (wrapping).

@@ -85,6 +85,51 @@ def test_blur_f32(engine, border, radius, sigma):
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
+@pytest.mark.parametrize("radius", [0, 2, 9])
+def test_blur_into_out(engine, radius):
+    # The result written into `out` (filled with other values first), which is returned.
+    img = scene(21, 33, 5)
+    out = np.full(img.shape, 7, np.uint8)
+    assert engine.gaussian_blur(img, radius, border="reflect", out=out) is out
+    np.testing.assert_array_equal(out, ref.blur_u8(img, radius, None, "reflect"))
+    out[:] = 7
+    assert clpix.gaussian_blur(img, radius, None, "reflect", out) is out
+    np.testing.assert_array_equal(out, ref.blur_u8(img, radius, None, "reflect"))
+    rng = np.random.default_rng(radius)
+    f = (rng.standard_normal((13, 19, 4)) * 100).astype(np.float32)
+    out_f = np.full(f.shape, np.nan, np.float32)
+    assert engine.gaussian_blur(f, radius, out=out_f) is out_f
+    want = ref.blur_f32(f, radius, None, "clamp")
+    np.testing.assert_array_equal(out_f.view(np.uint32), want.view(np.uint32))
+    # float32 in place (the image is copied on the way in).
+    g = f.copy()
+    engine.gaussian_blur(g, radius, out=g)
+    np.testing.assert_array_equal(g.view(np.uint32), want.view(np.uint32))
+
+
+def test_blur_out_errors(engine):
+    img = scene(21, 33, 5)
+    f = img.astype(np.float32)
+    bad = [
+        (np.empty((21, 32, 4), np.uint8), img, ValueError, "shape"),
+        (np.empty((21, 33, 4), np.float32), img, TypeError, "dtype"),
+        (np.empty((21, 33, 4), np.uint8), f, TypeError, "dtype"),
+        (np.empty((33, 21, 4), np.uint8).transpose(1, 0, 2), img, ValueError, "C-contiguous"),
+        (img, img, ValueError, "cannot be written"),
+        ([[0]], img, TypeError, "numpy.ndarray"),
+    ]
+    for out, src, error, words in bad:
+        before = out.copy() if isinstance(out, np.ndarray) else None
+        with pytest.raises(error, match=words):
+            engine.gaussian_blur(src, 2, out=out)
+        if before is not None and out is not img:
+            np.testing.assert_array_equal(out, before)
+    read_only = np.zeros_like(img)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="cannot be written"):
+        engine.gaussian_blur(img, 2, out=read_only)
+
+
 def test_blur_constant_stays_constant(engine):
     img = np.full((17, 23, 4), (50, 100, 150, 255), np.uint8)
     for border in ("clamp", "reflect", "wrap"):

@@ -347,14 +347,14 @@ impl GaussianBlur {
     }
 }
 
-/// An `out` image for an input of `input` pixels: the same width and height, or an error that
-/// names `out`.
-fn check_out(out: (u32, u32), input: (u32, u32)) -> Result<()> {
-    if out != input {
+/// An `out` of `len` values for an input of `width × height` pixels: 4 values a pixel, rows
+/// packed, or an error that names `out`.
+fn check_out(len: usize, (width, height): (u32, u32)) -> Result<()> {
+    if len as u64 != 4 * width as u64 * height as u64 {
         return Err(Error::invalid(
             "out",
-            format!("an image of {}×{}", out.0, out.1),
-            "an image of the input's width and height",
+            format!("{len} values"),
+            "4 values a pixel of the input (width × height × 4), rows packed",
         ));
     }
     Ok(())
@@ -400,11 +400,13 @@ impl Engine {
         )
     }
 
-    /// [`gaussian_blur`](Self::gaussian_blur) into `out`, an image of the input's size: a caller
-    /// blurring image after image reuses one result's memory rather than a fresh one each call,
-    /// whose pages the system zeroes when they are first written (a third to a half of a CPU
-    /// blur's time at small radii, see docs/performance.md). The CPU path writes into `out`;
-    /// an OpenCL device's result is read back and copied into it. The same bits.
+    /// [`gaussian_blur`](Self::gaussian_blur) into `out`: the input's pixels, 4 bytes each, rows
+    /// packed (an `RgbaImage` of the input's size, or any such buffer). A caller blurring image
+    /// after image reuses one result's memory rather than a fresh one each call, whose pages
+    /// the system zeroes when they are first written (a third to a half of a CPU blur's time
+    /// at small radii, see docs/performance.md). The CPU path and CPU devices write into `out`;
+    /// a GPU's result is read into it. The same bits. An `out` of another length is
+    /// [`Error::InvalidParameter`] naming `out`, and nothing is written.
     ///
     /// ```
     /// use clpix::{Engine, GaussianBlur};
@@ -413,8 +415,8 @@ impl Engine {
     /// let mut out = image::RgbaImage::new(16, 9);
     /// engine.gaussian_blur_into(&img, &GaussianBlur::new(2), &mut out)?;
     /// assert_eq!(out, engine.gaussian_blur(&img, &GaussianBlur::new(2))?);
-    /// // An `out` of another size is an error that says so.
-    /// let mut small = image::RgbaImage::new(4, 4);
+    /// // A buffer of another size is an error that says so.
+    /// let mut small = vec![0u8; 4 * 4 * 4];
     /// assert!(engine.gaussian_blur_into(&img, &GaussianBlur::new(2), &mut small).is_err());
     /// # Ok::<(), clpix::Error>(())
     /// ```
@@ -422,14 +424,14 @@ impl Engine {
         &self,
         img: impl Into<ImageInput<'a>>,
         blur: &GaussianBlur,
-        out: &mut RgbaImage,
+        out: &mut [u8],
     ) -> Result<()> {
         let input = img.into();
         check_pixel_count(input.width(), input.height())?;
         blur.check()?;
-        check_out(out.dimensions(), (input.width(), input.height()))?;
+        check_out(out.len(), (input.width(), input.height()))?;
         // Both paths write into `out`; the CPU one may run after the device's failed.
-        let out = std::cell::RefCell::new(&mut **out);
+        let out = std::cell::RefCell::new(out);
         self.dispatch(
             "gaussian_blur",
             input.pixel_count(),
@@ -532,10 +534,12 @@ impl Engine {
         fresh_result(img.dimensions(), |out| self.blur_f32_values(img, blur, out))
     }
 
-    /// [`gaussian_blur_f32`](Self::gaussian_blur_f32) into `out`, an image of `img`'s size: a
-    /// caller blurring image after image reuses one result's memory rather than a fresh one
-    /// each call, whose pages the system zeroes when they are first written (a quarter to a
-    /// half of a CPU blur's time, see docs/performance.md). The same bits.
+    /// [`gaussian_blur_f32`](Self::gaussian_blur_f32) into `out`: 4 values a pixel of `img`,
+    /// rows packed (an `Rgba32FImage` of its size, or any such buffer). A caller blurring image
+    /// after image reuses one result's memory rather than a fresh one each call, whose pages
+    /// the system zeroes when they are first written (a quarter to a half of a CPU blur's
+    /// time, see docs/performance.md). The same bits. An `out` of another length is
+    /// [`Error::InvalidParameter`] naming `out`, and nothing is written.
     ///
     /// ```
     /// use clpix::{Engine, GaussianBlur};
@@ -544,8 +548,8 @@ impl Engine {
     /// let mut out = image::Rgba32FImage::new(16, 9);
     /// engine.gaussian_blur_f32_into(&img, &GaussianBlur::new(3), &mut out)?;
     /// assert_eq!(out, engine.gaussian_blur_f32(&img, &GaussianBlur::new(3))?);
-    /// // An `out` of another size is an error that says so.
-    /// let mut small = image::Rgba32FImage::new(4, 4);
+    /// // A buffer of another size is an error that says so.
+    /// let mut small = vec![0.0f32; 4 * 4 * 4];
     /// assert!(engine.gaussian_blur_f32_into(&img, &GaussianBlur::new(3), &mut small).is_err());
     /// # Ok::<(), clpix::Error>(())
     /// ```
@@ -553,11 +557,11 @@ impl Engine {
         &self,
         img: &Rgba32FImage,
         blur: &GaussianBlur,
-        out: &mut Rgba32FImage,
+        out: &mut [f32],
     ) -> Result<()> {
         check_pixel_count(img.width(), img.height())?;
         blur.check()?;
-        check_out(out.dimensions(), img.dimensions())?;
+        check_out(out.len(), img.dimensions())?;
         self.blur_f32_values(img, blur, out)
     }
 
