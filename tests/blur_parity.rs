@@ -765,3 +765,47 @@ fn cpu_bands_strips_and_row_pairs_are_exact() {
         }
     }
 }
+
+#[test]
+fn f32_images_over_borrowed_or_longer_containers_blur_the_same() {
+    // The f32 blur takes any container of values: a borrowed slice (how the Python package
+    // passes a NumPy array), or a Vec longer than the image (the image crate allows it; only
+    // the image's own values are read, and a radius-0 blur copies exactly those).
+    let (w, h) = (23u32, 17u32);
+    let f = f32_image(w, h, 5, true);
+    let mut longer = f.as_raw().clone();
+    longer.extend([1.0f32; 9]);
+    let long = image::Rgba32FImage::from_raw(w, h, longer).unwrap();
+    let cpu = Engine::cpu();
+    for e in std::iter::once(&cpu).chain(engines()) {
+        for r in [0u32, 3] {
+            let blur = GaussianBlur::new(r);
+            let expected = cpu.gaussian_blur_f32(&f, &blur).unwrap();
+            let view = image::ImageBuffer::<image::Rgba<f32>, &[f32]>::from_raw(
+                w,
+                h,
+                f.as_raw().as_slice(),
+            )
+            .unwrap();
+            let got = e.gaussian_blur_f32(&view, &blur).unwrap();
+            assert!(
+                same_bits(got.as_raw(), expected.as_raw()),
+                "view r {r} on {}",
+                e.backend()
+            );
+            let got = e.gaussian_blur_f32(&long, &blur).unwrap();
+            assert!(
+                same_bits(got.as_raw(), expected.as_raw()),
+                "longer r {r} on {}",
+                e.backend()
+            );
+            let mut out = vec![f32::NAN; f.as_raw().len()];
+            e.gaussian_blur_f32_into(&view, &blur, &mut out).unwrap();
+            assert!(
+                same_bits(&out, expected.as_raw()),
+                "view into r {r} on {}",
+                e.backend()
+            );
+        }
+    }
+}

@@ -151,10 +151,11 @@ class Engine:
         horizontal then vertical; uint8 in fixed point (within 1 of the real-valued blur),
         float32 with one fused multiply-add a tap in a fixed order. Borders: ``"clamp"`` (the
         edge pixel), ``"reflect"`` (mirror without repeating the edge, NumPy's
-        ``"reflect"``), ``"wrap"``, ``"zero"``. The float32 image is copied once on the way in.
-        ``out``: an array of the image's shape and dtype, C-contiguous and writeable, that
-        receives the result and is returned (no fresh result each call; a uint8 ``out`` must
-        not share memory with the image)."""
+        ``"reflect"``), ``"wrap"``, ``"zero"``. Read in place when C-contiguous (a float32
+        image of another layout is copied first). ``out``: an array of the image's shape and
+        dtype, C-contiguous and writeable, that receives the result and is returned (no fresh
+        result each call); a uint8 ``out`` must not share memory with the image, a float32 one
+        may (the image is then copied first)."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

@@ -160,18 +160,79 @@ pub(crate) fn image_u8<'py>(obj: &Bound<'py, PyAny>) -> PyResult<ImageU8<'py>> {
 }
 
 /// Reads an `H×W×4` `float32` image into clpix's owned f32 image (one copy).
-pub(crate) fn image_f32(obj: &Bound<'_, PyAny>) -> PyResult<image::Rgba32FImage> {
+pub(crate) fn image_f32<'py>(obj: &Bound<'py, PyAny>) -> PyResult<ImageF32<'py>> {
     let (array, width, height) = image_array::<f32>(obj, "float32")?;
     let readonly = array
         .cast::<PyArray3<f32>>()?
         .try_readonly()
         .map_err(borrow_error)?;
-    let data: Vec<f32> = match readonly.as_slice() {
-        Ok(s) => s.to_vec(),
-        Err(_) => readonly.as_array().iter().copied().collect(),
-    };
+    if readonly.as_slice().is_ok() {
+        return Ok(ImageF32::Borrowed {
+            array: readonly,
+            width,
+            height,
+        });
+    }
+    let data: Vec<f32> = readonly.as_array().iter().copied().collect();
     image::Rgba32FImage::from_raw(width, height, data)
+        .map(ImageF32::Copied)
         .ok_or_else(|| value_error("the float32 image's size does not match its data".into()))
+}
+
+/// An RGBA f32 input image (`H×W×4` `float32`): read in place when C-contiguous (the f32 blur
+/// takes any container of values), else copied.
+pub(crate) enum ImageF32<'py> {
+    Borrowed {
+        array: PyReadonlyArray3<'py, f32>,
+        width: u32,
+        height: u32,
+    },
+    Copied(image::Rgba32FImage),
+}
+
+impl<'py> ImageF32<'py> {
+    /// Width and height in pixels.
+    pub(crate) fn dimensions(&self) -> (u32, u32) {
+        match self {
+            ImageF32::Borrowed { width, height, .. } => (*width, *height),
+            ImageF32::Copied(img) => img.dimensions(),
+        }
+    }
+
+    /// Whether the values are the caller's array's (borrowed from NumPy).
+    pub(crate) fn is_borrowed(&self) -> bool {
+        matches!(self, ImageF32::Borrowed { .. })
+    }
+
+    /// The image as clpix takes it, over the array's values or the copy (no copy here).
+    pub(crate) fn view(&self) -> PyResult<image::ImageBuffer<image::Rgba<f32>, &[f32]>> {
+        let (width, height) = self.dimensions();
+        let values: &[f32] = match self {
+            ImageF32::Borrowed { array, .. } => array
+                .as_slice()
+                .map_err(|e| value_error(format!("the float32 image cannot be read: {e}")))?,
+            ImageF32::Copied(img) => img.as_raw(),
+        };
+        image::ImageBuffer::from_raw(width, height, values)
+            .ok_or_else(|| value_error("the float32 image's size does not match its data".into()))
+    }
+
+    /// A copy of the values, the array's borrow given back (for an `out=` that is the image).
+    pub(crate) fn into_copied(self) -> PyResult<ImageF32<'py>> {
+        let (width, height) = self.dimensions();
+        match self {
+            ImageF32::Borrowed { array, .. } => {
+                let data: Vec<f32> = array.as_array().iter().copied().collect();
+                drop(array);
+                image::Rgba32FImage::from_raw(width, height, data)
+                    .map(ImageF32::Copied)
+                    .ok_or_else(|| {
+                        value_error("the float32 image's size does not match its data".into())
+                    })
+            }
+            copied => Ok(copied),
+        }
+    }
 }
 
 /// A 1-D `uint32` array, borrowed when contiguous, else copied.

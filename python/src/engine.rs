@@ -339,18 +339,30 @@ impl PyEngine {
             .map(|a| numpy::PyUntypedArrayMethods::dtype(a).is_equiv_to(&numpy::dtype::<f32>(py)))
             .unwrap_or(false);
         if is_f32 {
-            // Copied first (clpix's f32 blur takes an owned image), so `out` may be `img`.
+            // Read in place when C-contiguous.
             let src = image_f32(img)?;
             let (w, h) = src.dimensions();
             if let Some(out) = out {
-                let mut dst = image_out_array::<f32>(out, "float32", (w, h))?;
+                // An `out` that shares memory with the image cannot be lent for writing while
+                // the image is lent: the image is then copied first, so `out` may be `img`.
+                let (src, mut dst) = match image_out_array::<f32>(out, "float32", (w, h)) {
+                    Ok(dst) => (src, dst),
+                    Err(_) if src.is_borrowed() => {
+                        let src = src.into_copied()?;
+                        let dst = image_out_array::<f32>(out, "float32", (w, h))?;
+                        (src, dst)
+                    }
+                    Err(e) => return Err(e),
+                };
+                let view = src.view()?;
                 let values = dst.as_slice_mut().map_err(|e| value_error(e.to_string()))?;
-                py.detach(|| self.engine.gaussian_blur_f32_into(&src, &blur, values))
+                py.detach(|| self.engine.gaussian_blur_f32_into(&view, &blur, values))
                     .py()?;
                 return Ok(out.clone());
             }
+            let view = src.view()?;
             let res = py
-                .detach(|| self.engine.gaussian_blur_f32(&src, &blur))
+                .detach(|| self.engine.gaussian_blur_f32(&view, &blur))
                 .py()?;
             return Ok(image_out(py, res.into_raw(), w, h)?.into_any());
         }

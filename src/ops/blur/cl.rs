@@ -275,7 +275,7 @@ fn f32_passes(
 /// The f32 blur of `img` on the device into `out` (`4 × width × height` values).
 pub(super) fn cl_blur_f32_into(
     cl: &Arc<ClEngine>,
-    img: &Rgba32FImage,
+    img: &F32View<'_>,
     blur: &GaussianBlur,
     out: &mut [f32],
 ) -> Result<()> {

@@ -574,13 +574,13 @@ pub(super) fn cpu_blur_u8_into(
 }
 
 /// The f32 blur of `img` as a new image.
-pub(super) fn cpu_blur_f32(img: &Rgba32FImage, blur: &GaussianBlur) -> Result<Rgba32FImage> {
+pub(super) fn cpu_blur_f32(img: &F32View<'_>, blur: &GaussianBlur) -> Result<Rgba32FImage> {
     fresh_result(img.dimensions(), |out| cpu_blur_f32_into(img, blur, out))
 }
 
 /// The f32 blur of `img` into `out` (`4 × width × height` values).
 pub(super) fn cpu_blur_f32_into(
-    img: &Rgba32FImage,
+    img: &F32View<'_>,
     blur: &GaussianBlur,
     out: &mut [f32],
 ) -> Result<()> {

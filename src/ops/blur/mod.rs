@@ -81,7 +81,7 @@ use crate::device::{DeviceImage, DeviceImageF32, ImageInput, Storage, StorageF32
 use crate::engine::{download_f32, Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
-use image::{Rgba32FImage, RgbaImage};
+use image::{ImageBuffer, Rgba, Rgba32FImage, RgbaImage};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -347,6 +347,25 @@ impl GaussianBlur {
     }
 }
 
+/// An f32 image borrowed: how the f32 blur's paths take their input, whatever holds the values.
+pub(super) type F32View<'a> = ImageBuffer<Rgba<f32>, &'a [f32]>;
+
+/// `img` as an [`F32View`] of exactly its pixels' values (a container may hold more).
+fn f32_view<C: std::ops::Deref<Target = [f32]>>(
+    img: &ImageBuffer<Rgba<f32>, C>,
+) -> Result<F32View<'_>> {
+    let (width, height) = img.dimensions();
+    let values = 4 * width as usize * height as usize;
+    img.as_raw()
+        .get(..values)
+        .and_then(|v| ImageBuffer::from_raw(width, height, v))
+        .ok_or(Error::ImageTooLarge {
+            width: width as u64,
+            height: height as u64,
+            reason: "the image's values do not match its size",
+        })
+}
+
 /// An `out` of `len` values for an input of `width × height` pixels: 4 values a pixel, rows
 /// packed, or an error that names `out`.
 fn check_out(len: usize, (width, height): (u32, u32)) -> Result<()> {
@@ -515,23 +534,33 @@ impl Engine {
     }
 
     /// Blurs an RGBA f32 image (scientific data): f32 weights, a fixed summation order and one
-    /// fused multiply-add a tap, so that every backend gives the same bits.
+    /// fused multiply-add a tap, so that every backend gives the same bits. The image may hold
+    /// its values in any container: an `Rgba32FImage`, or an `ImageBuffer` over values
+    /// borrowed from elsewhere (read in place).
     ///
     /// ```
     /// use clpix::{Engine, GaussianBlur};
+    /// let engine = Engine::new()?;
     /// let img = image::Rgba32FImage::from_pixel(9, 7, image::Rgba([0.25, 0.5, 1.0, 1.0]));
-    /// let out = Engine::new()?.gaussian_blur_f32(&img, &GaussianBlur::new(2))?;
+    /// let out = engine.gaussian_blur_f32(&img, &GaussianBlur::new(2))?;
     /// assert_eq!(out.dimensions(), (9, 7));
+    /// // Values borrowed from another buffer, 4 a pixel, rows packed:
+    /// let values: &[f32] = img.as_raw();
+    /// let view = image::ImageBuffer::<image::Rgba<f32>, &[f32]>::from_raw(9, 7, values).unwrap();
+    /// assert_eq!(engine.gaussian_blur_f32(&view, &GaussianBlur::new(2))?, out);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn gaussian_blur_f32(
+    pub fn gaussian_blur_f32<C: std::ops::Deref<Target = [f32]>>(
         &self,
-        img: &Rgba32FImage,
+        img: &ImageBuffer<Rgba<f32>, C>,
         blur: &GaussianBlur,
     ) -> Result<Rgba32FImage> {
         check_pixel_count(img.width(), img.height())?;
         blur.check()?;
-        fresh_result(img.dimensions(), |out| self.blur_f32_values(img, blur, out))
+        let img = f32_view(img)?;
+        fresh_result(img.dimensions(), |out| {
+            self.blur_f32_values(&img, blur, out)
+        })
     }
 
     /// [`gaussian_blur_f32`](Self::gaussian_blur_f32) into `out`: 4 values a pixel of `img`,
@@ -553,22 +582,22 @@ impl Engine {
     /// assert!(engine.gaussian_blur_f32_into(&img, &GaussianBlur::new(3), &mut small).is_err());
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn gaussian_blur_f32_into(
+    pub fn gaussian_blur_f32_into<C: std::ops::Deref<Target = [f32]>>(
         &self,
-        img: &Rgba32FImage,
+        img: &ImageBuffer<Rgba<f32>, C>,
         blur: &GaussianBlur,
         out: &mut [f32],
     ) -> Result<()> {
         check_pixel_count(img.width(), img.height())?;
         blur.check()?;
         check_out(out.len(), img.dimensions())?;
-        self.blur_f32_values(img, blur, out)
+        self.blur_f32_values(&f32_view(img)?, blur, out)
     }
 
     /// The f32 blur of `img` into `out` (its values, checked by the caller).
     fn blur_f32_values(
         &self,
-        img: &Rgba32FImage,
+        img: &F32View<'_>,
         blur: &GaussianBlur,
         out: &mut [f32],
     ) -> Result<()> {
@@ -614,7 +643,7 @@ impl Engine {
             Ok(DeviceImageF32 {
                 width,
                 height,
-                storage: StorageF32::Host(cpu_blur_f32(host, blur)?),
+                storage: StorageF32::Host(cpu_blur_f32(&f32_view(host)?, blur)?),
             })
         };
         match &self.backend {
