@@ -253,6 +253,10 @@ proptest! {
             out.pixels_mut().for_each(|p| *p = image::Rgba([1, 2, 3, 4]));
             e.gaussian_blur_into(&dev, &blur, &mut out).unwrap();
             prop_assert!(out == expected, "device input into on {}", e.backend());
+            // Bytes that are not 4-aligned (a CPU device cannot write them as words in place).
+            let mut odd = vec![5u8; out.len() + 1];
+            e.gaussian_blur_into(img.view(), &blur, &mut odd[1..]).unwrap();
+            prop_assert!(odd[1..] == expected.as_raw()[..], "unaligned into on {}", e.backend());
             let mut out_f = image::Rgba32FImage::from_pixel(f.width(), f.height(), image::Rgba([f32::NAN; 4]));
             e.gaussian_blur_f32_into(&f, &blur, &mut out_f).unwrap();
             prop_assert!(same_bits(out_f.as_raw(), expected_f.as_raw()), "f32 into on {} {:?}", e.backend(), blur);
@@ -360,6 +364,9 @@ proptest! {
             }
             let from_dev = e.gaussian_blur(&dev, &blur).unwrap();
             prop_assert!(from_dev == expected, "device input, capped {} on {}", cap, e.backend());
+            let mut into = image::RgbaImage::from_pixel(img.width, img.height, image::Rgba([9, 8, 7, 6]));
+            e.gaussian_blur_into(img.view(), &blur, &mut into).unwrap();
+            prop_assert!(into == expected, "into, capped {} on {}", cap, e.backend());
             let kept = e.gaussian_blur_device(&dev, &blur).unwrap();
             prop_assert!(e.download(&kept).unwrap() == expected, "device output, capped {} on {}", cap, e.backend());
             // The parts of the result serve the next operation like uploaded parts.

@@ -43,6 +43,18 @@ pub(super) fn bytes_to_image(width: u32, height: u32, bytes: Vec<u8>) -> Result<
     })
 }
 
+/// Where the RGBA8 blur on a device puts its result.
+pub(super) enum U8Dest<'o> {
+    /// In a device buffer where it can ([`ClOut::Buffer`]): for a device image.
+    Device,
+    /// On the host: a CPU device writes it there directly ([`ClOut::Host`]); a GPU leaves it in
+    /// a device buffer for the caller to read.
+    Host,
+    /// Into the caller's packed bytes (`4 × width × height`, checked by the caller): a CPU
+    /// device writes them there directly ([`ClOut::Written`]); a GPU leaves a device buffer.
+    Into(&'o mut [u8]),
+}
+
 /// The result of the RGBA8 blur on a device.
 pub(super) enum ClOut {
     /// An image without pixels.
@@ -52,15 +64,28 @@ pub(super) enum ClOut {
     /// The whole result as packed RGBA8 bytes on the host: blurred in bands (an image larger
     /// than one buffer), or written there by a CPU device.
     Host(Vec<u8>),
+    /// The whole result written into the bytes of [`U8Dest::Into`].
+    Written,
 }
 
-/// The RGBA8 blur on a device; `to_host` when the caller wants the result on the host (a CPU
-/// device then writes it there directly: [`ClOut::Host`]).
+/// Host bytes of the result as `dest` asks: moved into a [`ClOut::Host`] or copied into the
+/// caller's bytes.
+fn host_result(dest: U8Dest<'_>, bytes: &[u8], owned: impl FnOnce() -> Vec<u8>) -> ClOut {
+    match dest {
+        U8Dest::Into(out) => {
+            crate::cpu::parallel_copy(bytes, out);
+            ClOut::Written
+        }
+        _ => ClOut::Host(owned()),
+    }
+}
+
+/// The RGBA8 blur on a device, its result where `dest` asks.
 pub(super) fn cl_blur_u8(
     cl: &Arc<ClEngine>,
     input: ImageInput<'_>,
     blur: &GaussianBlur,
-    to_host: bool,
+    mut dest: U8Dest<'_>,
 ) -> Result<ClOut> {
     let (width, height) = (input.width(), input.height());
     let n = width as usize * height as usize;
@@ -74,11 +99,21 @@ pub(super) fn cl_blur_u8(
         let host = HostPixels::of(input)?;
         let view = host.view();
         if blur.radius == 0 {
-            let mut bytes = alloc_zeroed::<u8>(n * 4);
+            let mut fresh = Vec::new();
+            let bytes = match &mut dest {
+                U8Dest::Into(out) => &mut **out,
+                _ => {
+                    fresh = alloc_zeroed::<u8>(n * 4);
+                    &mut fresh[..]
+                }
+            };
             for (y, row) in bytes.chunks_exact_mut(4 * width as usize).enumerate() {
                 row.copy_from_slice(view.row(y as u32));
             }
-            return Ok(ClOut::Host(bytes));
+            return Ok(match dest {
+                U8Dest::Into(_) => ClOut::Written,
+                _ => ClOut::Host(fresh),
+            });
         }
         let qbuf = fixed_weights_buffer(cl, blur)?;
         let out = cl_banded::<u32, u16, u32>(
@@ -92,7 +127,8 @@ pub(super) fn cl_blur_u8(
             4,
             |y, dst| bytemuck::cast_slice_mut::<u32, u8>(dst).copy_from_slice(view.row(y as u32)),
         )?;
-        return Ok(ClOut::Host(bytemuck::cast_slice(&out).to_vec()));
+        let bytes: &[u8] = bytemuck::cast_slice(&out);
+        return Ok(host_result(dest, bytes, || bytes.to_vec()));
     }
     // The input in one buffer: a device image of this engine in one part is used in place.
     let own = match input {
@@ -110,7 +146,7 @@ pub(super) fn cl_blur_u8(
     let in_place = cl.uses_host_memory();
     // The host memory the kernels may use, then the guard that waits for them (dropped first).
     let host;
-    let mut result = (to_host && in_place).then(|| alloc_zeroed::<u8>(n * 4));
+    let mut fresh = (in_place && matches!(dest, U8Dest::Host)).then(|| alloc_zeroed::<u8>(n * 4));
     let mut drain = cl.queue_drain();
     let (over_host, uploaded);
     let src = match own {
@@ -142,23 +178,25 @@ pub(super) fn cl_blur_u8(
             }
         }
     };
-    let result_words = result
-        .as_mut()
-        .and_then(|r| bytemuck::try_cast_slice_mut::<u8, u32>(r).ok());
-    let mut dst = match result_words {
+    // The host bytes a CPU device writes the result into: fresh ones, or the caller's where
+    // they are 4-aligned (others get a device buffer that the caller reads).
+    let host_bytes = match &mut dest {
+        U8Dest::Into(out) if in_place => Some(&mut **out),
+        _ => fresh.as_deref_mut(),
+    };
+    let mut result_words = host_bytes.and_then(|b| bytemuck::try_cast_slice_mut::<u8, u32>(b).ok());
+    let mut dst = match result_words.as_deref_mut() {
         Some(words) => {
             drain.armed = true;
-            // SAFETY: `result` holds n words, untouched until the blocking read of `dst` into
-            // that same memory below (or `drain`, on an error path) has waited for the kernels.
+            // SAFETY: `words` (in `fresh` or the caller's bytes) holds n words, untouched until
+            // the blocking read of `dst` into that same memory below (or `drain`, on an error
+            // path) has waited for the kernels.
             unsafe { cl.buffer_over_host(words.as_mut_ptr(), n, "the blurred image")? }
         }
-        None => {
-            result = None;
-            match cl.grid.contiguous {
-                true => large_buffer::<u32>(cl, n, "the blurred image")?,
-                false => cl.image_buffer(n, "the blurred image")?,
-            }
-        }
+        None => match cl.grid.contiguous {
+            true => large_buffer::<u32>(cl, n, "the blurred image")?,
+            false => cl.image_buffer(n, "the blurred image")?,
+        },
     };
     if blur.radius == 0 {
         // A copy, on the device.
@@ -177,16 +215,19 @@ pub(super) fn cl_blur_u8(
             4,
         )?;
     }
-    let Some(bytes) = result.as_mut() else {
+    let Some(words) = result_words else {
         return Ok(ClOut::Buffer(dst));
     };
     // Waits for the kernels (an in-order queue); reading into the buffer's own memory copies
-    // nothing. The bytes stay in `result` until then, so that an error here drains the queue
+    // nothing. The bytes stay allocated until then, so that an error here drains the queue
     // before they are freed.
-    cl.read(&dst, 0, bytemuck::cast_slice_mut::<u8, u32>(bytes))?;
+    cl.read(&dst, 0, words)?;
     drain.armed = false;
     drop(dst);
-    Ok(ClOut::Host(result.take().unwrap_or_default()))
+    Ok(match fresh {
+        Some(bytes) => ClOut::Host(bytes),
+        None => ClOut::Written,
+    })
 }
 
 /// The RGBA8 blur's weights on the device, in one buffer written once a call: the `2w + 1`

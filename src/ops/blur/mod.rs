@@ -405,9 +405,11 @@ impl Engine {
             |cl| {
                 let (w, h) = (input.width(), input.height());
                 let n = w as usize * h as usize;
-                let bytes = match cl_blur_u8(cl, input, blur, true)? {
+                let bytes = match cl_blur_u8(cl, input, blur, U8Dest::Host)? {
                     ClOut::Empty => return Ok(RgbaImage::new(w, h)),
                     ClOut::Host(bytes) => bytes,
+                    // Not returned for `U8Dest::Host`: no bytes, an error below if it were.
+                    ClOut::Written => Vec::new(),
                     ClOut::Buffer(buf) => {
                         let bytes = cl.read_rgba8(&[(&buf, 0, n)], n);
                         cl.give_image_buffer(n, buf);
@@ -458,8 +460,8 @@ impl Engine {
             |cl| {
                 let n = input.pixel_count() as usize;
                 let mut out = out.borrow_mut();
-                match cl_blur_u8(cl, input, blur, true)? {
-                    ClOut::Empty => {}
+                match cl_blur_u8(cl, input, blur, U8Dest::Into(&mut out))? {
+                    ClOut::Empty | ClOut::Written => {}
                     ClOut::Host(bytes) => crate::cpu::parallel_copy(&bytes, &mut out),
                     ClOut::Buffer(buf) => {
                         let read = cl.read_rgba8_into(&[(&buf, 0, n)], &mut out);
@@ -504,8 +506,13 @@ impl Engine {
                 })
             },
             |cl| {
-                let parts = match cl_blur_u8(cl, input, blur, false)? {
+                let parts = match cl_blur_u8(cl, input, blur, U8Dest::Device)? {
                     ClOut::Empty => Vec::new(),
+                    // Not returned for `U8Dest::Device`: an error if it were.
+                    ClOut::Written => {
+                        bytes_to_image(width, height, Vec::new())?;
+                        Vec::new()
+                    }
                     // Blurred in bands: uploaded in the parts every operation expects.
                     ClOut::Host(bytes) => {
                         let img = bytes_to_image(width, height, bytes)?;
