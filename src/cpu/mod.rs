@@ -84,17 +84,24 @@ macro_rules! multiversion {
         const $c:ident: usize = [$wide:expr, $mid:expr, $base:expr];
         fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block
     ) => {
-        #[inline(always)]
-        #[allow(non_upper_case_globals, unused)]
-        fn generic<const $c: usize>($($arg: $ty),*) -> $ret $body
+        // The versions, in a module of the function's name (which the function beside it does
+        // not collide with), so that several functions share a scope; it sees its parent's names.
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
 
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        fn avx2($($arg: $ty),*) -> $ret { generic::<{ $mid }>($($arg),*) }
+            #[inline(always)]
+            #[allow(non_upper_case_globals, unused)]
+            pub(super) fn generic<const $c: usize>($($arg: $ty),*) -> $ret $body
 
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-        fn avx512($($arg: $ty),*) -> $ret { generic::<{ $wide }>($($arg),*) }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            pub(super) fn avx2($($arg: $ty),*) -> $ret { generic::<{ $mid }>($($arg),*) }
+
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+            pub(super) fn avx512($($arg: $ty),*) -> $ret { generic::<{ $wide }>($($arg),*) }
+        }
 
         pub(crate) fn $name($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
@@ -105,14 +112,14 @@ macro_rules! multiversion {
                     && std::is_x86_feature_detected!("avx512vl")
                 {
                     // SAFETY: the CPU supports AVX-512 F/BW/VL and FMA, checked just above.
-                    return unsafe { avx512($($arg),*) };
+                    return unsafe { $name::avx512($($arg),*) };
                 }
                 if fma && std::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU supports AVX2 and FMA, checked just above.
-                    return unsafe { avx2($($arg),*) };
+                    return unsafe { $name::avx2($($arg),*) };
                 }
             }
-            generic::<{ $base }>($($arg),*)
+            $name::generic::<{ $base }>($($arg),*)
         }
     };
 }

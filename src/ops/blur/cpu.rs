@@ -56,11 +56,6 @@ pub(super) mod kern {
             }
         }
     }
-}
-
-pub(super) mod kern_v {
-    use super::BLK;
-    use crate::cpu::multiversion;
 
     multiversion! {
         fn v_u8(rows: &[&[u16]], q: &[u32], out: &mut [u8]) -> () {
@@ -107,145 +102,136 @@ pub(super) mod kern_v {
     }
 }
 
-/// The starts of blocks of `k` values covering `0..n` (`n` a multiple of 4, the RGBA values of
-/// whole pixels; `k` 4 or at most `n`), the last one ending at `n` and overlapping the one before
-/// (its values written twice, the same) instead of a tail. (A loop, not a closure: a closure is
-/// compiled without its caller's target features.)
-#[inline(always)]
-fn block_starts(n: usize, k: usize) -> impl Iterator<Item = usize> {
-    (0..n.div_ceil(k)).map(move |b| (b * k).min(n - k))
-}
-
 pub(super) mod kern_f32 {
     // docs/SPEC.md writes the f32 sums as one fused multiply-add a tap, `acc = fma(w, x, acc)`,
     // in tap order: a compiler may not change its rounding (a separate multiply and add, Intel's
     // OpenCL compiler fused despite `FP_CONTRACT OFF`).
-    use super::block_starts;
     use crate::cpu::multiversion;
 
-    /// `out[j0..j0 + K] = Σ_i wt[i] · pad[j0 + 4 i ..]`, in tap order, one fused multiply-add a tap.
+    /// Sums over blocks of `K` values starting at `j0`.
+    pub(super) trait Blocks {
+        fn block<const K: usize>(&mut self, j0: usize);
+    }
+
+    /// Runs `b` over blocks of `B` values covering `0..n` (`n` a multiple of 4, the RGBA values
+    /// of whole pixels), or of one pixel where `n < B` (an edge piece of w pixels): the last
+    /// block ends at `n` and overlaps the one before (its values written twice, the same)
+    /// instead of a scalar tail. (Plain loops and a trait, not closures: a closure is compiled
+    /// without its caller's target features.)
     #[inline(always)]
-    fn block<const K: usize>(pad: &[f32], wt: &[f32], out: &mut [f32], j0: usize) {
-        let mut acc = [0.0f32; K];
-        for (i, &wi) in wt.iter().enumerate() {
-            let a: &[f32; K] = pad[j0 + 4 * i..j0 + 4 * i + K]
-                .try_into()
-                .unwrap_or(&[0.0; K]);
-            for k in 0..K {
-                acc[k] = wi.mul_add(a[k], acc[k]);
+    fn each_block<const B: usize>(n: usize, b: &mut impl Blocks) {
+        if n < B {
+            for i in 0..n / 4 {
+                b.block::<4>(4 * i);
+            }
+        } else {
+            for i in 0..n.div_ceil(B) {
+                b.block::<B>((i * B).min(n - B));
             }
         }
-        out[j0..j0 + K].copy_from_slice(&acc);
+    }
+
+    /// `K` values at `j0` of a slice (zeros where it is too short, which no caller passes).
+    #[inline(always)]
+    fn at<const K: usize>(s: &[f32], j0: usize) -> &[f32; K] {
+        s.get(j0..j0 + K)
+            .and_then(|a| a.try_into().ok())
+            .unwrap_or(&[0.0; K])
+    }
+
+    /// `acc[k] = fma(wi, a[k], acc[k])` for each value of a block.
+    #[inline(always)]
+    fn fma_into<const K: usize>(acc: &mut [f32; K], wi: f32, a: &[f32; K]) {
+        for k in 0..K {
+            acc[k] = wi.mul_add(a[k], acc[k]);
+        }
+    }
+
+    /// The horizontal pass: `out[j] = Σ_i wt[i] · pad[j + 4 i]`, in tap order.
+    struct Horizontal<'a> {
+        pad: &'a [f32],
+        wt: &'a [f32],
+        out: &'a mut [f32],
+    }
+
+    impl Blocks for Horizontal<'_> {
+        #[inline(always)]
+        fn block<const K: usize>(&mut self, j0: usize) {
+            let mut acc = [0.0f32; K];
+            for (i, &wi) in self.wt.iter().enumerate() {
+                fma_into(&mut acc, wi, at(self.pad, j0 + 4 * i));
+            }
+            self.out[j0..j0 + K].copy_from_slice(&acc);
+        }
+    }
+
+    /// The vertical pass for one output row: `out[j] = Σ_i wt[i] · rows[i][j]`, in tap order.
+    struct Vertical<'a> {
+        rows: &'a [&'a [f32]],
+        wt: &'a [f32],
+        out: &'a mut [f32],
+    }
+
+    impl Blocks for Vertical<'_> {
+        #[inline(always)]
+        fn block<const K: usize>(&mut self, j0: usize) {
+            let mut acc = [0.0f32; K];
+            for (row, &wi) in self.rows.iter().zip(self.wt) {
+                fma_into(&mut acc, wi, at(row, j0));
+            }
+            self.out[j0..j0 + K].copy_from_slice(&acc);
+        }
+    }
+
+    /// The vertical pass for two output rows from `taps + 1` rows: `out0` from rows `0..taps`,
+    /// `out1` from rows `1..=taps`, each in tap order. Every row loaded serves both sums, which
+    /// halves the loads of one row at a time (they, not the multiply-adds, had set the pace).
+    struct VerticalPair<'a> {
+        rows: &'a [&'a [f32]],
+        wt: &'a [f32],
+        out: (&'a mut [f32], &'a mut [f32]),
+    }
+
+    impl Blocks for VerticalPair<'_> {
+        #[inline(always)]
+        fn block<const K: usize>(&mut self, j0: usize) {
+            let (wt, taps) = (self.wt, self.wt.len());
+            let (mut a0, mut a1) = ([0.0f32; K], [0.0f32; K]);
+            fma_into(&mut a0, wt[0], at(self.rows[0], j0));
+            for r in 1..taps {
+                let x = at(self.rows[r], j0);
+                fma_into(&mut a0, wt[r], x);
+                fma_into(&mut a1, wt[r - 1], x);
+            }
+            fma_into(&mut a1, wt[taps - 1], at(self.rows[taps], j0));
+            self.out.0[j0..j0 + K].copy_from_slice(&a0);
+            self.out.1[j0..j0 + K].copy_from_slice(&a1);
+        }
     }
 
     multiversion! {
         const B: usize = [64, 64, 32];
         fn h_f32(pad: &[f32], wt: &[f32], out: &mut [f32]) -> () {
-            // out[j] = Σ_i wt[i] · pad[j + 4 i], in order i = 0..taps: blocks of B values, or of
-            // one pixel in a row shorter than B values (an edge piece of w pixels).
-            let n = out.len();
-            let small = n < B;
-            for j0 in block_starts(n, if small { 4 } else { B }) {
-                if small {
-                    block::<4>(pad, wt, out, j0);
-                } else {
-                    block::<B>(pad, wt, out, j0);
-                }
-            }
+            each_block::<B>(out.len(), &mut Horizontal { pad, wt, out });
         }
     }
-}
 
-pub(super) mod kern_vf32 {
-    // docs/SPEC.md writes the f32 sums as one fused multiply-add a tap, `acc = fma(w, x, acc)`,
-    // in tap order: a compiler may not change its rounding (a separate multiply and add, Intel's
-    // OpenCL compiler fused despite `FP_CONTRACT OFF`).
-    use super::block_starts;
-    use crate::cpu::multiversion;
-
-    /// Two output rows' values `j0..j0 + K` from `taps + 1` rows: `out0` from rows `0..taps`,
-    /// `out1` from rows `1..=taps`, each in tap order. Every row loaded serves both sums, which
-    /// halves the loads of one row at a time (they, not the multiply-adds, had set the pace).
-    #[inline(always)]
-    fn pair<const K: usize>(
-        rows: &[&[f32]],
-        wt: &[f32],
-        (out0, out1): (&mut [f32], &mut [f32]),
-        j0: usize,
-    ) {
-        let taps = wt.len();
-        let row = |r: usize| -> &[f32; K] { rows[r][j0..j0 + K].try_into().unwrap_or(&[0.0; K]) };
-        let mut a0 = [0.0f32; K];
-        let mut a1 = [0.0f32; K];
-        let x = row(0);
-        for k in 0..K {
-            a0[k] = wt[0].mul_add(x[k], a0[k]);
+    multiversion! {
+        const B: usize = [64, 64, 32];
+        fn v_f32(rows: &[&[f32]], wt: &[f32], out: &mut [f32]) -> () {
+            // One output row (the last of an odd band, or a row of the path without bands).
+            each_block::<B>(out.len(), &mut Vertical { rows, wt, out });
         }
-        for r in 1..taps {
-            let x = row(r);
-            let (w0, w1) = (wt[r], wt[r - 1]);
-            for k in 0..K {
-                a0[k] = w0.mul_add(x[k], a0[k]);
-                a1[k] = w1.mul_add(x[k], a1[k]);
-            }
-        }
-        let x = row(taps);
-        for k in 0..K {
-            a1[k] = wt[taps - 1].mul_add(x[k], a1[k]);
-        }
-        out0[j0..j0 + K].copy_from_slice(&a0);
-        out1[j0..j0 + K].copy_from_slice(&a1);
     }
 
     multiversion! {
         const B: usize = [64, 32, 16];
         fn v2_f32(rows: &[&[f32]], wt: &[f32], out0: &mut [f32], out1: &mut [f32]) -> () {
-            // Two output rows at once (see `pair`); rows.len() == wt.len() + 1.
+            // rows.len() == wt.len() + 1; the shorter output's length.
             let n = out0.len().min(out1.len());
-            let small = n < B;
-            for j0 in block_starts(n, if small { 4 } else { B }) {
-                if small {
-                    pair::<4>(rows, wt, (&mut *out0, &mut *out1), j0);
-                } else {
-                    pair::<B>(rows, wt, (&mut *out0, &mut *out1), j0);
-                }
-            }
+            each_block::<B>(n, &mut VerticalPair { rows, wt, out: (out0, out1) });
         }
     }
-
-    /// `out[j0..j0 + K] = Σ_i wt[i] · rows[i][j0..]`, in tap order.
-    #[inline(always)]
-    fn one<const K: usize>(rows: &[&[f32]], wt: &[f32], out: &mut [f32], j0: usize) {
-        let mut acc = [0.0f32; K];
-        for (row, &wi) in rows.iter().zip(wt) {
-            let a: &[f32; K] = row[j0..j0 + K].try_into().unwrap_or(&[0.0; K]);
-            for k in 0..K {
-                acc[k] = wi.mul_add(a[k], acc[k]);
-            }
-        }
-        out[j0..j0 + K].copy_from_slice(&acc);
-    }
-
-    /// One output row; its own module, as every `multiversion!` defines the same helpers.
-    mod one_row {
-        use super::{block_starts, multiversion, one};
-        multiversion! {
-            const B: usize = [64, 64, 32];
-            fn v_f32(rows: &[&[f32]], wt: &[f32], out: &mut [f32]) -> () {
-                // One output row (the last of an odd band, or a row of the path without bands).
-                let n = out.len();
-                let small = n < B;
-                for j0 in block_starts(n, if small { 4 } else { B }) {
-                    if small {
-                        one::<4>(rows, wt, out, j0);
-                    } else {
-                        one::<B>(rows, wt, out, j0);
-                    }
-                }
-            }
-        }
-    }
-    pub(crate) use one_row::v_f32;
 }
 
 /// A device buffer for a large result or intermediate. On a CPU device the buffer's memory is the host's:
@@ -562,10 +548,10 @@ pub(super) fn cpu_blur_u8_into(
             out,
             |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| kern::h_u8(i, &q, o)),
             (
-                |rows: &[&[u16]], o: &mut [u8]| kern_v::v_u8(rows, &q, o),
+                |rows: &[&[u16]], o: &mut [u8]| kern::v_u8(rows, &q, o),
                 |rows: &[&[u16]], o0: &mut [u8], o1: &mut [u8]| {
-                    kern_v::v_u8(&rows[..2 * w + 1], &q, o0);
-                    kern_v::v_u8(&rows[1..], &q, o1);
+                    kern::v_u8(&rows[..2 * w + 1], &q, o0);
+                    kern::v_u8(&rows[1..], &q, o1);
                 },
             ),
         ),
@@ -608,8 +594,8 @@ pub(super) fn cpu_blur_f32_into(
             });
         },
         (
-            |rows: &[&[f32]], o: &mut [f32]| kern_vf32::v_f32(rows, &wt, o),
-            |rows: &[&[f32]], o0: &mut [f32], o1: &mut [f32]| kern_vf32::v2_f32(rows, &wt, o0, o1),
+            |rows: &[&[f32]], o: &mut [f32]| kern_f32::v_f32(rows, &wt, o),
+            |rows: &[&[f32]], o0: &mut [f32], o1: &mut [f32]| kern_f32::v2_f32(rows, &wt, o0, o1),
         ),
     );
     Ok(())

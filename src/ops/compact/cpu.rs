@@ -3,19 +3,19 @@
 use super::*;
 
 pub(super) mod kernels {
+    use super::wsum;
+
     crate::cpu::multiversion! {
         fn count_kept(px: &[u32], wmin: u32) -> usize {
-            px.iter().map(|&p| (super::wsum(p) >= wmin) as usize).sum::<usize>()
+            px.iter().map(|&p| (wsum(p) >= wmin) as usize).sum::<usize>()
         }
     }
-}
 
-pub(super) mod bin_kernels {
     crate::cpu::multiversion! {
         fn bins_of(px: &[u32], wmin: u32, out: &mut [u16]) -> () {
             // bin = 1023 - L for a kept pixel, 1024 for a dropped one.
             for (o, &p) in out.iter_mut().zip(px) {
-                let s = super::wsum(p);
+                let s = wsum(p);
                 let bin = 1023 - (1023 * s) / 25500;
                 *o = if s >= wmin { bin as u16 } else { 1024 };
             }
@@ -79,7 +79,7 @@ pub(super) fn for_each_kept(
     with_u32_blocks(bytes, BLOCK, |offset, block| {
         let k = if binned {
             let bins = &mut bins[..block.len()];
-            bin_kernels::bins_of(block, wmin, bins);
+            kernels::bins_of(block, wmin, bins);
             let mut k = 0;
             for (j, &b) in bins.iter().enumerate() {
                 kept[k] = j as u16;
@@ -156,7 +156,7 @@ pub(super) fn cpu_plan<'a>(view: &ImageView<'a>, threshold: u16, sorted: bool) -
                 let mut bins = [0u16; BLOCK];
                 with_u32_blocks(bytes, BLOCK, |_, block| {
                     let bins = &mut bins[..block.len()];
-                    bin_kernels::bins_of(block, wmin, bins);
+                    kernels::bins_of(block, wmin, bins);
                     let (h0, h1) = h.split_at_mut(2048);
                     let mut pairs = bins.chunks_exact(2);
                     for q in &mut pairs {

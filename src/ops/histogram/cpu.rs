@@ -40,28 +40,25 @@ pub(super) mod kernels {
         }
     }
 
-    pub(crate) mod luma {
-        use super::*;
-        crate::cpu::multiversion! {
-            fn count_luma(px: &[u32], t: &mut Tables) -> usize {
-                let [t0, t1] = t;
-                let mut l = [0u16; LUMA_BLOCK];
-                for block in px.chunks(LUMA_BLOCK) {
-                    let l = &mut l[..block.len()];
-                    for (d, &p) in l.iter_mut().zip(block) {
-                        *d = luma_u32(p) as u16;
-                    }
-                    let mut pairs = l.chunks_exact(2);
-                    for c in &mut pairs {
-                        t0[(c[0] & 1023) as usize] += 1;
-                        t1[(c[1] & 1023) as usize] += 1;
-                    }
-                    for &v in pairs.remainder() {
-                        t0[(v & 1023) as usize] += 1;
-                    }
+    crate::cpu::multiversion! {
+        fn count_luma(px: &[u32], t: &mut Tables) -> usize {
+            let [t0, t1] = t;
+            let mut l = [0u16; LUMA_BLOCK];
+            for block in px.chunks(LUMA_BLOCK) {
+                let l = &mut l[..block.len()];
+                for (d, &p) in l.iter_mut().zip(block) {
+                    *d = luma_u32(p) as u16;
                 }
-                px.len()
+                let mut pairs = l.chunks_exact(2);
+                for c in &mut pairs {
+                    t0[(c[0] & 1023) as usize] += 1;
+                    t1[(c[1] & 1023) as usize] += 1;
+                }
+                for &v in pairs.remainder() {
+                    t0[(v & 1023) as usize] += 1;
+                }
             }
+            px.len()
         }
     }
 }
@@ -86,7 +83,7 @@ pub(super) fn count_bytes(t: &mut Tables, bytes: &[u8], kind: Kind) {
             kernels::count_rgba(bytes, t);
         }
         Kind::Luminance => crate::cpu::with_u32_blocks(bytes, 1024, |_, px| {
-            kernels::luma::count_luma(px, t);
+            kernels::count_luma(px, t);
         }),
     }
 }

@@ -43,12 +43,9 @@ pub(super) mod kernels {
             px.iter().fold(0, |m, &p| m.max(score(p, flip)))
         }
     }
-}
 
-pub(super) mod stats_kernels {
-    use super::*;
     crate::cpu::multiversion! {
-        fn block_stats(px: &[u32]) -> (u32, u32, u32) {
+        fn pixel_stats(px: &[u32]) -> (u32, u32, u32) {
             let (mut s, mut lo, mut hi) = (0u32, u32::MAX, 0u32);
             for &p in px {
                 let w = wsum(p);
@@ -59,11 +56,9 @@ pub(super) mod stats_kernels {
             (s, lo, hi)
         }
     }
-}
 
-pub(super) mod array_kernels {
     crate::cpu::multiversion! {
-        fn block_stats(a: &[u32]) -> (u64, u32, u32) {
+        fn array_stats(a: &[u32]) -> (u64, u32, u32) {
             let (mut s, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
             for &v in a {
                 s += v as u64;
@@ -79,7 +74,7 @@ pub(super) mod array_kernels {
 pub(super) fn cpu_array_piece(base: u64, a: &[u32]) -> ArrayPartial {
     let mut p = ArrayPartial::NONE;
     for (k, block) in a.chunks(BLOCK).enumerate() {
-        let (s, lo, hi) = array_kernels::block_stats(block);
+        let (s, lo, hi) = kernels::array_stats(block);
         p.sum += s;
         let first = base + (k * BLOCK) as u64;
         // Blocks come in index order: only a strictly better value moves an extreme.
@@ -136,7 +131,7 @@ pub(super) fn cpu_stats(view: &crate::ImageView<'_>) -> (u64, u32, u32) {
             let (mut sum, mut lo, mut hi) = (0u64, u32::MAX, 0u32);
             // Blocks of 512 keep the u32 block sum below 512 * 1023.
             with_u32_blocks(bytes, BLOCK, |_, block| {
-                let (s, l, h) = stats_kernels::block_stats(block);
+                let (s, l, h) = kernels::pixel_stats(block);
                 sum += s as u64;
                 lo = lo.min(l);
                 hi = hi.max(h);
