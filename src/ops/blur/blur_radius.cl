@@ -11,11 +11,11 @@
    b * FX + l of the group: coalesced) and a strip of output rows. Row by row it stores the
    input row's COLS + 2W pixels into local memory (loaded into registers AHEAD rows earlier;
    double-buffered, one barrier a row), each work-item filters its blocks horizontally (a
-   block's VX + 2W pixels read as vectors, unpacked once for its VX outputs) and adds each
-   filtered value times q[k] to the accumulators of the 2W + 1 output rows it belongs to, and
-   the oldest of them, now complete, is written. Rows come in unrolled runs of 2W + 1, so that
-   every accumulator has a fixed register. 8 bytes of DRAM traffic a pixel; the sums are the
-   two-pass kernels' integer sums. */
+   block's VX + 2W pixels read as vectors, unpacked once for its VX outputs), keeps the filtered
+   values of the last 2W + 1 rows (BLUR_REG_RING) or adds them into accumulators of the 2W + 1
+   output rows they belong to, and writes the output row now complete. Rows come in unrolled
+   runs of 2W + 1, so that every value has a fixed register. 8 bytes of DRAM traffic a pixel;
+   the sums are the two-pass kernels' integer sums. */
 #ifndef BLUR_CPX
 #define BLUR_CPX 0
 #endif
@@ -140,11 +140,26 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
        compiler corrupted memory on that); rows past the strip are read but not written. */
     uint nin = (rows + 2u * W + TAPS - 1u) / TAPS * TAPS;
     uint qk[TAPS];
-    /* Each accumulator starts at the vertical rounding's 2^23 (the sums stay below
-       2^32 - 2^23: at most 65536 * 65280), so that a finished row is its accumulator >> 24;
-       the horizontal rounding's 128 is the first tap's addend. Scalars, a channel at a time:
-       the VX + 2W bytes of one channel live at once, not VX + 2W uint4 (H200, w = 2, two
-       blocks of one column: 80 registers against 119). */
+    /* Per value of its blocks, TAPS registers (scalars, a channel at a time: the VX + 2W bytes
+       of one channel live at once, not VX + 2W uint4; H200, w = 2, two blocks of one column:
+       80 registers against 119), in one of two forms:
+       - BLUR_REG_RING (the default from w = 2): the filtered values of the last TAPS input rows
+         (slot j % TAPS for row j). A finished row's sum takes W + 1 multiply-adds a value, the
+         weights being symmetric (H200, 8192², w = 2, kernel 0.295 ms against 0.310; w = 1
+         0.204 against 0.200).
+       - otherwise accumulators of the TAPS output rows in flight, each adding q[k] times the
+         filtered value of every input row; each starts at the vertical rounding's 2^23 (the
+         sums stay below 2^32 - 2^23: at most 65536 * 65280), so that a finished row is its
+         accumulator >> 24.
+       The horizontal rounding's 128 is the first tap's addend. */
+#ifndef BLUR_REG_RING
+#define BLUR_REG_RING (BLUR_W >= 2)
+#endif
+#if BLUR_REG_RING
+#define ACC_START 0u
+#else
+#define ACC_START (1u << 23)
+#endif
     uint acc[CPX][VX][4][TAPS];
 #pragma unroll
     for (uint k = 0; k < TAPS; ++k) {
@@ -154,7 +169,7 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
 #pragma unroll
             for (uint i = 0; i < VX; ++i)
 #pragma unroll
-                for (uint ch = 0; ch < 4u; ++ch) acc[c][i][ch][k] = 1u << 23;
+                for (uint ch = 0; ch < 4u; ++ch) acc[c][i][ch][k] = ACC_START;
     }
     /* The next AHEAD input rows, loaded while earlier rows are filtered: enough bytes in
        flight to cover DRAM latency with the few work-items these registers allow (H200,
@@ -211,6 +226,18 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
                         for (uint d = 1; d <= W; ++d)
                             h += qk[W + d] * (b[i + W - d] + b[i + W + d]);
                         uint t = h >> 8;
+#if BLUR_REG_RING
+                        /* Row j in slot u (j0 % TAPS is 0); output row j - 2W takes input
+                           rows j - 2W + k, k = 0..2W, in slots (u + 1 + k) % TAPS. */
+                        acc[c][i][ch][u] = t;
+#define RING(k) acc[c][i][ch][(u + 1u + (k)) % TAPS]
+                        uint v = (1u << 23) + qk[W] * RING(W);
+#pragma unroll
+                        for (uint d = 1; d <= W; ++d)
+                            v += qk[W + d] * (RING(W - d) + RING(W + d));
+#undef RING
+                        o[i] |= (v >> 24) << (8u * ch);
+#else
                         /* Input row j is tap k of output row j - k (slot (j - k) % TAPS;
                            j0 % TAPS is 0). */
 #pragma unroll
@@ -220,6 +247,7 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
                            the strip (j < 2W) only reset their slot. */
                         o[i] |= (acc[c][i][ch][(u + 1u) % TAPS] >> 24) << (8u * ch);
                         acc[c][i][ch][(u + 1u) % TAPS] = 1u << 23;
+#endif
                     }
                 }
                 uint gx = x0 + blk;

@@ -39,8 +39,8 @@
 //! halo into local memory, the vertical one gives each work-item a column of 8 output rows. For
 //! RGBA8, kernels built per radius (named defines: `BLUR_W`, the radius, and the shape's) replace
 //! them:
-//! - w ≤ 2: one fused kernel, its state in registers (beyond, the accumulators crowd them): each
-//!   input row is filtered once and added into its `2w + 1` output rows; 8 bytes a pixel, not 24.
+//! - w ≤ 2: one fused kernel, its state in registers (beyond, it crowds them): each input row is
+//!   filtered once and kept for its `2w + 1` output rows; 8 bytes a pixel, not 24.
 //! - w = 3–20: the fused band kernel, also 8 bytes a pixel: a group walks a band of columns
 //!   R rows a step, filtering horizontally into a local ring of `2w + R` rows, then vertically.
 //! - w = 21–32: two radius-built passes, the horizontal one with f32 multiply-adds on a register

@@ -24,7 +24,8 @@ pub(super) const REGISTER_MAX_RADIUS: u32 = 16;
 /// the register kernel; with its border arithmetic in 32 bits (2026-11-27) the register kernel
 /// takes 0.256 / 0.346 / 0.481 / 0.624 ms, the band kernel 0.453 / 0.497 at w = 3 / 4; with
 /// blocks of adjacent columns and three rows loaded ahead (eighth session) 0.203 / 0.311 /
-/// 0.479 / 0.92 ms.
+/// 0.479 / 0.92 ms; keeping the last `2w + 1` filtered rows rather than accumulators from w = 2
+/// (tenth session) 0.204 / 0.296 / 0.461 ms, the band kernel 0.452 at w = 3.
 pub(super) const REGISTER_DEFAULT_RADIUS: u32 = 2;
 
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
