@@ -173,10 +173,23 @@ pub(crate) fn image_f32<'py>(obj: &Bound<'py, PyAny>) -> PyResult<ImageF32<'py>>
             height,
         });
     }
-    let data: Vec<f32> = readonly.as_array().iter().copied().collect();
+    copied_f32(&readonly, (width, height))
+}
+
+/// A copy of a float32 array's values as clpix's owned f32 image of `width × height` pixels.
+fn copied_f32(
+    array: &PyReadonlyArray3<'_, f32>,
+    (width, height): (u32, u32),
+) -> PyResult<ImageF32<'static>> {
+    let data: Vec<f32> = array.as_array().iter().copied().collect();
     image::Rgba32FImage::from_raw(width, height, data)
         .map(ImageF32::Copied)
-        .ok_or_else(|| value_error("the float32 image's size does not match its data".into()))
+        .ok_or_else(size_mismatch)
+}
+
+/// The error for a float32 image whose values do not fill its width and height.
+fn size_mismatch() -> PyErr {
+    value_error("the float32 image's size does not match its data".into())
 }
 
 /// An RGBA f32 input image (`H×W×4` `float32`): read in place when C-contiguous (the f32 blur
@@ -213,23 +226,15 @@ impl<'py> ImageF32<'py> {
                 .map_err(|e| value_error(format!("the float32 image cannot be read: {e}")))?,
             ImageF32::Copied(img) => img.as_raw(),
         };
-        image::ImageBuffer::from_raw(width, height, values)
-            .ok_or_else(|| value_error("the float32 image's size does not match its data".into()))
+        image::ImageBuffer::from_raw(width, height, values).ok_or_else(size_mismatch)
     }
 
     /// A copy of the values, the array's borrow given back (for an `out=` that is the image).
     pub(crate) fn into_copied(self) -> PyResult<ImageF32<'py>> {
         let (width, height) = self.dimensions();
         match self {
-            ImageF32::Borrowed { array, .. } => {
-                let data: Vec<f32> = array.as_array().iter().copied().collect();
-                drop(array);
-                image::Rgba32FImage::from_raw(width, height, data)
-                    .map(ImageF32::Copied)
-                    .ok_or_else(|| {
-                        value_error("the float32 image's size does not match its data".into())
-                    })
-            }
+            // The array's borrow ends here, once its values are copied.
+            ImageF32::Borrowed { array, .. } => copied_f32(&array, (width, height)),
             copied => Ok(copied),
         }
     }
