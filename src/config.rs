@@ -277,6 +277,10 @@ pub struct BlurTuning {
     /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores, as (horizontal, vertical); forced on another device it is an error.
     pub tensor: Option<(bool, bool)>,
+    /// `CLPIX_BLUR_PERMUTE=0|1`: whether the fused register kernel moves bytes with NVIDIA's
+    /// byte permute (inline PTX, by default where it builds); forced on another device it is
+    /// an error.
+    pub permute: Option<bool>,
     /// `CLPIX_BLUR_F32=tile|registers|band|radius|two-pass`: the f32 blur's kernels on GPUs (`None`: the
     /// default by radius, see [`BlurF32Kernel`]); a forced kernel that does not fit or build is
     /// an error.
@@ -656,6 +660,11 @@ impl BlurTuning {
                     ("vertical", (false, true)),
                 ]),
             )?,
+            permute: env_parse(
+                "CLPIX_BLUR_PERMUTE",
+                "0 or 1",
+                one_of(&[("0", false), ("1", true)]),
+            )?,
             f32_kernel: env_parse(
                 "CLPIX_BLUR_F32",
                 "tile, registers, band, radius or two-pass",
@@ -782,6 +791,7 @@ mod tests {
             ("CLPIX_BLUR_CHANNELS", "3", "4"),
             ("CLPIX_BLUR_HPIXELS", "16", "8"),
             ("CLPIX_BLUR_TENSOR", "yes", "vertical"),
+            ("CLPIX_BLUR_PERMUTE", "yes", "0"),
             ("CLPIX_STAGING", "-1", "64"),
             ("CLPIX_HISTOGRAM_REPLICAS", "3", "4"),
             ("CLPIX_COMPACT_RELOCATE", "warps", "lookback"),

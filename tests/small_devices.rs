@@ -169,26 +169,30 @@ fn every_operation_and_variant_on_small_inputs() {
         same_as_cpu(&es, &label, |e| e.array_stats(&words));
     }
 
-    // The per-radius blur kernels (the tensor-core passes emulated) at small radii.
+    // The per-radius blur kernels at small radii, and NVIDIA's variants of them emulated (the
+    // register kernel's byte permutes, the tensor-core passes).
     let blurs = [
         (BlurKernel::Registers, false, [1u32, 2]),
+        (BlurKernel::Registers, true, [1, 2]),
         (BlurKernel::Band, false, [3, 8]),
         (BlurKernel::Radius, false, [1, 5]),
         (BlurKernel::Radius, true, [2, 8]),
         (BlurKernel::TwoPass, false, [4, 7]),
     ];
-    for (kernel, tensor, radii) in blurs {
+    for (kernel, nvidia, radii) in blurs {
         let tuning = tuned(|t| {
             t.blur.kernel = Some(kernel);
-            if tensor {
-                t.emulate_nvidia = true;
-                t.blur.tensor = Some((true, true));
+            t.emulate_nvidia = nvidia;
+            match kernel {
+                BlurKernel::Registers => t.blur.permute = Some(nvidia),
+                _ if nvidia => t.blur.tensor = Some((true, true)),
+                _ => {}
             }
         });
         let es = engines(&tuning, false);
         for (w, border) in radii.into_iter().zip([Border::Reflect, Border::Zero]) {
             let blur = GaussianBlur::new(w).border(border);
-            let label = format!("{kernel:?} tensor {tensor} w = {w}");
+            let label = format!("{kernel:?} NVIDIA's variant {nvidia} w = {w}");
             same_as_cpu(&es, &label, |e| e.gaussian_blur(img.view(), &blur));
         }
     }

@@ -34,17 +34,30 @@ fn forced_warp_kernels_run_on_nvidia_and_are_refused_elsewhere() {
     let engines = gpu_layout_engines_tuned(&tuning);
     assert!(!engines.is_empty() || std::env::var_os("CLPIX_REQUIRE_OPENCL").is_none());
     for e in &engines {
-        match e.compact(img.view(), 400) {
-            Ok(hits) => {
-                assert!(is_nvidia(e), "{}: ran the warp kernels", e.backend());
-                assert!(hits == expected, "{}: hits", e.backend());
-            }
-            Err(Error::InvalidEnvironment { var, .. }) => {
-                assert!(!is_nvidia(e), "{}: refused", e.backend());
-                assert_eq!(var, "CLPIX_COMPACT_RELOCATE");
-            }
-            Err(other) => panic!("{}: {other}", e.backend()),
+        let got = e.compact(img.view(), 400);
+        native_or_refused(e, got, &expected, "CLPIX_COMPACT_RELOCATE", "hits");
+    }
+}
+
+/// A call that forces one of NVIDIA's variants (`var`) without emulating it: on an NVIDIA GPU
+/// its result is `expected`, on any other device an error naming `var`.
+fn native_or_refused<T: PartialEq>(
+    e: &Engine,
+    got: Result<T, Error>,
+    expected: &T,
+    var: &str,
+    what: &str,
+) {
+    match got {
+        Ok(got) => {
+            assert!(is_nvidia(e), "{}: ran {var}'s variant", e.backend());
+            assert!(&got == expected, "{}: {what}", e.backend());
         }
+        Err(Error::InvalidEnvironment { var: v, .. }) => {
+            assert!(!is_nvidia(e), "{}: refused", e.backend());
+            assert_eq!(v, var);
+        }
+        Err(other) => panic!("{}: {other}", e.backend()),
     }
 }
 
@@ -493,7 +506,7 @@ fn shape(kernel: BlurKernel, set: impl Fn(&mut Tuning)) -> Tuning {
 
 /// The GPU blur kernels built per radius: the fused kernel (built for radii 1 to 16; by
 /// default GPUs take it up to 2) with one and two blocks a work-item of one, two or four
-/// adjacent columns; the band kernel (1 to
+/// adjacent columns, with shifts and masks and with NVIDIA's byte permute (emulated); the band kernel (1 to
 /// 32; by default GPUs take it from 3 to 20) in its default shapes and two more; the
 /// radius-specialised two passes (1 to 32) by default and with 1, 2 and 4 channels a work-item
 /// of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass, and with the
@@ -538,17 +551,22 @@ fn per_radius_blur_kernels_match_cpu() {
         let b = BlurBand::parse(s).expect("a band shape");
         shape(BlurKernel::Band, move |t| t.blur.band = Some(b))
     };
-    let blocks = |columns: u32, adjacent: u32| {
+    let blocks = |columns: u32, adjacent: u32, permute: bool| {
         shape(BlurKernel::Registers, move |t| {
             t.blur.columns = Some(columns);
             t.blur.adjacent = Some(adjacent);
+            t.blur.permute = Some(permute);
+            t.emulate_nvidia = permute;
         })
     };
-    let shapes: [(Tuning, &[u32]); 13] = [
-        (blocks(1, 1), registers),
-        (blocks(2, 1), registers),
-        (blocks(1, 4), adjacent),
-        (blocks(2, 2), adjacent),
+    let shapes: [(Tuning, &[u32]); 15] = [
+        (blocks(1, 1, false), registers),
+        (blocks(2, 1, false), registers),
+        (blocks(1, 4, false), adjacent),
+        (blocks(2, 2, false), adjacent),
+        // NVIDIA's byte permute, emulated: the accumulators (w = 1) and the ring of rows.
+        (blocks(1, 4, true), adjacent),
+        (blocks(2, 1, true), &[2]),
         (shape(BlurKernel::Band, |_| {}), band),
         (band_shape("256,1,4,16"), band_more),
         (band_shape("128,2,8,32,64"), band_more),
@@ -575,6 +593,24 @@ fn per_radius_blur_kernels_match_cpu() {
                 let got = e.gaussian_blur(img.view(), &blur).unwrap();
                 assert!(got == expected, "{label} w = {radius}");
             }
+        }
+    }
+}
+
+/// The register blur's byte permutes forced, not emulated: on an NVIDIA GPU they give the CPU
+/// path's bits; on any other device the call is an error that names the variable.
+#[test]
+fn forced_byte_permutes_run_on_nvidia_and_are_refused_elsewhere() {
+    let img = make_image(300, 90, 1, Content::Random, 12);
+    let tuning = shape(BlurKernel::Registers, |t| t.blur.permute = Some(true));
+    let engines = gpu_layout_engines_tuned(&tuning);
+    assert!(!engines.is_empty() || std::env::var_os("CLPIX_REQUIRE_OPENCL").is_none());
+    for w in [1u32, 2] {
+        let blur = GaussianBlur::new(w).border(Border::Reflect);
+        let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        for e in &engines {
+            let got = e.gaussian_blur(img.view(), &blur);
+            native_or_refused(e, got, &expected, "CLPIX_BLUR_PERMUTE", &format!("w = {w}"));
         }
     }
 }

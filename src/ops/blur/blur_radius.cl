@@ -15,7 +15,8 @@
    values of the last 2W + 1 rows (BLUR_REG_RING) or adds them into accumulators of the 2W + 1
    output rows they belong to, and writes the output row now complete. Rows come in unrolled
    runs of 2W + 1, so that every value has a fixed register. 8 bytes of DRAM traffic a pixel;
-   the sums are the two-pass kernels' integer sums. */
+   the sums are the two-pass kernels' integer sums. BLUR_REG_PRMT=1 (NVIDIA, inline PTX) moves
+   the bytes with byte permutes rather than shifts and masks. */
 #ifndef BLUR_CPX
 #define BLUR_CPX 0
 #endif
@@ -125,6 +126,68 @@ typedef uint vx_t;
 #error "BLUR_VX is 1, 2 or 4"
 #endif
 
+#ifndef BLUR_REG_RING
+#define BLUR_REG_RING (BLUR_W >= 2)
+#endif
+#ifndef BLUR_REG_PRMT
+#define BLUR_REG_PRMT 0
+#endif
+#if BLUR_REG_PRMT
+/* NVIDIA's byte permute (PTX prmt): byte k of the result is byte (s >> 4k) & 7 of b:a.
+   CLPIX_WARP_EMULATED=1 computes it in plain OpenCL C, for tests. */
+inline uint reg_prmt(uint a, uint b, uint s) {
+#if CLPIX_WARP_EMULATED
+    ulong x = ((ulong)b << 32) | (ulong)a;
+    uint r = 0u;
+    for (uint k = 0; k < 4u; ++k)
+        r |= (uint)((x >> (8u * ((s >> (4u * k)) & 7u))) & 0xfful) << (8u * k);
+    return r;
+#else
+    uint r;
+    __asm__("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s));
+    return r;
+#endif
+}
+/* A channel's byte of a pixel; a finished sum v of channel ch of column i kept (vo[i][ch]);
+   the output pixel of column i: byte 3 of each channel's sum, three permutes. */
+#define REG_BYTE(x, ch) reg_prmt((x), 0u, 0x4440u | (ch))
+#define REG_OUT(i, ch, v) (vo[i][ch] = (v))
+#define REG_PIXEL(i) \
+    reg_prmt(reg_prmt(vo[i][0], vo[i][1], 0x4473u), reg_prmt(vo[i][2], vo[i][3], 0x7300u), 0x7610u)
+#else
+/* The same in shifts and masks, each sum's byte ORed into the output pixel o[i] at once. */
+#define REG_BYTE(x, ch) (((x) >> (8u * (ch))) & 0xffu)
+#define REG_OUT(i, ch, v) (o[i] |= ((v) >> 24) << (8u * (ch)))
+#endif
+/* The vertical step of value (block c, column i, channel ch) of the register kernel: input
+   row j's filtered value t joins the rows in registers, and the sum of the output row now
+   complete goes to REG_OUT (its byte is the sum's bits 24-31).
+   - BLUR_REG_RING: row j in slot u (j0 % TAPS is 0); output row j - 2W takes input rows
+     j - 2W + k, k = 0..2W, in slots (u + 1 + k) % TAPS.
+   - otherwise input row j is tap k of output row j - k (slot (j - k) % TAPS); output row j - 2W
+     (slot (u + 1) % TAPS) is complete, and rows before the strip (j < 2W) only reset their
+     slot. */
+#define REG_RING_AT(c, i, ch, k) acc[c][i][ch][(u + 1u + (k)) % TAPS]
+#if BLUR_REG_RING
+#define REG_VERT(c, i, ch, t)                                                        \
+    do {                                                                             \
+        acc[c][i][ch][u] = (t);                                                      \
+        uint v_ = (1u << 23) + qk[W] * REG_RING_AT(c, i, ch, W);                     \
+        _Pragma("unroll") for (uint d_ = 1; d_ <= W; ++d_) v_ +=                     \
+            qk[W + d_] * (REG_RING_AT(c, i, ch, W - d_) + REG_RING_AT(c, i, ch, W + d_)); \
+        REG_OUT(i, ch, v_);                                                          \
+    } while (0)
+#else
+#define REG_VERT(c, i, ch, t)                                                        \
+    do {                                                                             \
+        uint t_ = (t);                                                               \
+        _Pragma("unroll") for (uint k_ = 0; k_ < TAPS; ++k_)                         \
+            acc[c][i][ch][(u + TAPS - k_) % TAPS] += qk[k_] * t_;                    \
+        REG_OUT(i, ch, acc[c][i][ch][(u + 1u) % TAPS]);                              \
+        acc[c][i][ch][(u + 1u) % TAPS] = 1u << 23;                                   \
+    } while (0)
+#endif
+
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __constant uint* q,
                        uint w, uint border, __global uint* dst, uint xg, uint strip) {
@@ -152,9 +215,6 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
          sums stay below 2^32 - 2^23: at most 65536 * 65280), so that a finished row is its
          accumulator >> 24.
        The horizontal rounding's 128 is the first tap's addend. */
-#ifndef BLUR_REG_RING
-#define BLUR_REG_RING (BLUR_W >= 2)
-#endif
 #if BLUR_REG_RING
 #define ACC_START 0u
 #else
@@ -214,42 +274,27 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
                 uint o[VX];
 #pragma unroll
                 for (uint i = 0; i < VX; ++i) o[i] = 0u;
+#if BLUR_REG_PRMT
+                uint vo[VX][4];
+#endif
 #pragma unroll
                 for (uint ch = 0; ch < 4u; ++ch) {
                     uint b[VX + 2u * W];
 #pragma unroll
-                    for (uint i = 0; i < VX + 2u * W; ++i) b[i] = (win[i] >> (8u * ch)) & 0xffu;
+                    for (uint i = 0; i < VX + 2u * W; ++i) b[i] = REG_BYTE(win[i], ch);
 #pragma unroll
                     for (uint i = 0; i < VX; ++i) {
                         uint h = 128u + qk[W] * b[i + W];
 #pragma unroll
                         for (uint d = 1; d <= W; ++d)
                             h += qk[W + d] * (b[i + W - d] + b[i + W + d]);
-                        uint t = h >> 8;
-#if BLUR_REG_RING
-                        /* Row j in slot u (j0 % TAPS is 0); output row j - 2W takes input
-                           rows j - 2W + k, k = 0..2W, in slots (u + 1 + k) % TAPS. */
-                        acc[c][i][ch][u] = t;
-#define RING(k) acc[c][i][ch][(u + 1u + (k)) % TAPS]
-                        uint v = (1u << 23) + qk[W] * RING(W);
-#pragma unroll
-                        for (uint d = 1; d <= W; ++d)
-                            v += qk[W + d] * (RING(W - d) + RING(W + d));
-#undef RING
-                        o[i] |= (v >> 24) << (8u * ch);
-#else
-                        /* Input row j is tap k of output row j - k (slot (j - k) % TAPS;
-                           j0 % TAPS is 0). */
-#pragma unroll
-                        for (uint k = 0; k < TAPS; ++k)
-                            acc[c][i][ch][(u + TAPS - k) % TAPS] += qk[k] * t;
-                        /* Output row j - 2W (slot (u + 1) % TAPS) is complete; rows before
-                           the strip (j < 2W) only reset their slot. */
-                        o[i] |= (acc[c][i][ch][(u + 1u) % TAPS] >> 24) << (8u * ch);
-                        acc[c][i][ch][(u + 1u) % TAPS] = 1u << 23;
-#endif
+                        REG_VERT(c, i, ch, (h >> 8));
                     }
                 }
+#if BLUR_REG_PRMT
+#pragma unroll
+                for (uint i = 0; i < VX; ++i) o[i] = REG_PIXEL(i);
+#endif
                 uint gx = x0 + blk;
 #if BLUR_VX == 1
                 if (out && gx < width) drow[gx] = o[0];

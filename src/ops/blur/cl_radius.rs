@@ -419,19 +419,17 @@ pub(super) fn gpu_fused_u8<S>(
     let cols = FUSED_COLUMNS * per_item * adjacent;
     let xg = (width as usize).div_ceil(cols);
     let strip = register_strip(w, xg, height, cl.info.compute_units);
+    let plain = Defines::NONE
+        .with("BLUR_W", w)
+        .with("BLUR_CPX", per_item as u32)
+        .with("BLUR_VX", adjacent as u32);
+    let variant = register_permute(cl, plain, settings)?;
     launch_strips(
         cl,
         (src, dst, weights),
         (width, height),
         blur,
-        (
-            BLUR_FUSED_REG_U8,
-            Defines::NONE
-                .with("BLUR_W", w)
-                .with("BLUR_CPX", per_item as u32)
-                .with("BLUR_VX", adjacent as u32),
-            FUSED_COLUMNS,
-        ),
+        (BLUR_FUSED_REG_U8, variant, FUSED_COLUMNS),
         (xg, strip),
         &[],
         ("the fused blur kernel", settings.kernel.is_some()),

@@ -107,6 +107,38 @@ pub(super) fn tensor_passes(
     Ok(if built { wanted } else { NONE })
 }
 
+/// The register kernel's variant `plain` with its bytes moved by NVIDIA's byte permute (PTX
+/// `prmt`, `BLUR_REG_PRMT` in blur_radius.cl: a channel's byte out of a pixel, and the four
+/// channels' sums into the output pixel, one instruction each where shifts and masks take
+/// two): on NVIDIA GPUs where that program builds, unless `CLPIX_BLUR_PERMUTE=0`. Forced
+/// (`CLPIX_BLUR_PERMUTE=1`) on another device it is an error unless the instruction is
+/// emulated, as for [`tensor_passes`]. H200, 8192², kernel ms, one call: w = 1 0.195 against
+/// 0.202, w = 2 0.286–0.289 against 0.304–0.305, w = 3 0.446–0.451 against 0.458–0.464.
+pub(super) fn register_permute(
+    cl: &ClEngine,
+    plain: Defines,
+    settings: &GpuSettings,
+) -> Result<Defines> {
+    let forced = match settings.permute {
+        Some(false) => return Ok(plain),
+        Some(true) => true,
+        None => false,
+    };
+    let refused = || Error::InvalidEnvironment {
+        var: "CLPIX_BLUR_PERMUTE",
+        value: "1".into(),
+        expected: "0 on this device: the byte permute needs an NVIDIA GPU, or \
+                   -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+    };
+    let variant = plain.with("BLUR_REG_PRMT", 1);
+    let built = cl.nvidia_variant(
+        (kernels::BLUR_FUSED_REG_U8, variant),
+        "the register blur's byte permutes",
+        forced.then(refused),
+    )?;
+    Ok(if built { variant } else { plain })
+}
+
 /// Outputs along its strip a group of a tensor-core pass takes (rows of the vertical pass,
 /// pixels of the horizontal one, `length` of them): whole blocks of 16, `blocks` of them, fewer
 /// while the grid of `across` groups a strip does not fill the device.

@@ -25,7 +25,8 @@ pub(super) const REGISTER_MAX_RADIUS: u32 = 16;
 /// takes 0.256 / 0.346 / 0.481 / 0.624 ms, the band kernel 0.453 / 0.497 at w = 3 / 4; with
 /// blocks of adjacent columns and three rows loaded ahead (eighth session) 0.203 / 0.311 /
 /// 0.479 / 0.92 ms; keeping the last `2w + 1` filtered rows rather than accumulators from w = 2
-/// (tenth session) 0.204 / 0.296 / 0.461 ms, the band kernel 0.452 at w = 3.
+/// (tenth session) 0.204 / 0.296 / 0.461 ms, the band kernel 0.452 at w = 3; with NVIDIA's byte
+/// permute (eleventh session, `register_permute`) 0.194 / 0.286 / 0.445–0.450 ms.
 pub(super) const REGISTER_DEFAULT_RADIUS: u32 = 2;
 
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
@@ -92,6 +93,9 @@ pub(super) struct GpuSettings {
     /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores (by default both, where they build).
     pub(super) tensor: Option<TensorPasses>,
+    /// `CLPIX_BLUR_PERMUTE=0|1`: whether the register kernel moves bytes with NVIDIA's byte
+    /// permute (by default where it builds).
+    pub(super) permute: Option<bool>,
 }
 
 impl GpuSettings {
@@ -122,6 +126,7 @@ impl GpuSettings {
                 horizontal,
                 vertical,
             }),
+            permute: t.permute,
         }
     }
 }
