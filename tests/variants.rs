@@ -559,14 +559,15 @@ fn per_radius_blur_kernels_match_cpu() {
             t.emulate_nvidia = permute;
         })
     };
-    let shapes: [(Tuning, &[u32]); 15] = [
+    let shapes: [(Tuning, &[u32]); 16] = [
         (blocks(1, 1, false), registers),
         (blocks(2, 1, false), registers),
         (blocks(1, 4, false), adjacent),
         (blocks(2, 2, false), adjacent),
         // NVIDIA's byte permute, emulated: the accumulators (w = 1) and the ring of rows.
         (blocks(1, 4, true), adjacent),
-        (blocks(2, 1, true), &[2]),
+        (blocks(2, 1, true), &[2, 3]),
+        (blocks(1, 2, true), &[2]),
         (shape(BlurKernel::Band, |_| {}), band),
         (band_shape("256,1,4,16"), band_more),
         (band_shape("128,2,8,32,64"), band_more),
@@ -605,7 +606,7 @@ fn forced_byte_permutes_run_on_nvidia_and_are_refused_elsewhere() {
     let tuning = shape(BlurKernel::Registers, |t| t.blur.permute = Some(true));
     let engines = gpu_layout_engines_tuned(&tuning);
     assert!(!engines.is_empty() || std::env::var_os("CLPIX_REQUIRE_OPENCL").is_none());
-    for w in [1u32, 2] {
+    for w in [1u32, 2, 3, 4] {
         let blur = GaussianBlur::new(w).border(Border::Reflect);
         let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
         for e in &engines {

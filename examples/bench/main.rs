@@ -253,6 +253,7 @@ fn radius_cases() -> Vec<Case> {
         blur_case!("blur_w1", 1),
         blur_case!("blur_w3", 3),
         blur_case!("blur_w4", 4),
+        blur_case!("blur_w5", 5),
         blur_case!("blur_w6", 6),
         blur_case!("blur_w12", 12),
         blur_case!("blur_w16", 16),

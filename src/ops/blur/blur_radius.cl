@@ -16,7 +16,8 @@
    output rows they belong to, and writes the output row now complete. Rows come in unrolled
    runs of 2W + 1, so that every value has a fixed register. 8 bytes of DRAM traffic a pixel;
    the sums are the two-pass kernels' integer sums. BLUR_REG_PRMT=1 (NVIDIA, inline PTX) moves
-   the bytes with byte permutes rather than shifts and masks. */
+   the bytes with byte permutes rather than shifts and masks, and sums the horizontal taps with
+   two-way dot products (BLUR_REG_DP2A, on with it). */
 #ifndef BLUR_CPX
 #define BLUR_CPX 0
 #endif
@@ -148,6 +149,30 @@ inline uint reg_prmt(uint a, uint b, uint s) {
     return r;
 #endif
 }
+#ifndef BLUR_REG_DP2A
+#define BLUR_REG_DP2A 1
+#endif
+/* NVIDIA's two-way dot products (PTX dp2a, 16-bit halves of a times bytes 0-1 (lo) or 2-3 (hi)
+   of b, plus c): the horizontal taps of two channels of a pair of pixels, one instruction a
+   channel. */
+inline uint reg_dp2a_lo(uint a, uint b, uint c) {
+#if CLPIX_WARP_EMULATED
+    return c + (a & 0xffffu) * (b & 0xffu) + (a >> 16) * ((b >> 8) & 0xffu);
+#else
+    uint r;
+    __asm__("dp2a.lo.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+#endif
+}
+inline uint reg_dp2a_hi(uint a, uint b, uint c) {
+#if CLPIX_WARP_EMULATED
+    return c + (a & 0xffffu) * ((b >> 16) & 0xffu) + (a >> 16) * (b >> 24);
+#else
+    uint r;
+    __asm__("dp2a.hi.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+#endif
+}
 /* A channel's byte of a pixel; a finished sum v of channel ch of column i kept (vo[i][ch]);
    the output pixel of column i: byte 3 of each channel's sum, three permutes. */
 #define REG_BYTE(x, ch) reg_prmt((x), 0u, 0x4440u | (ch))
@@ -231,6 +256,13 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
 #pragma unroll
                 for (uint ch = 0; ch < 4u; ++ch) acc[c][i][ch][k] = ACC_START;
     }
+#if BLUR_REG_PRMT && BLUR_REG_DP2A
+    /* The dot products' weights: the centre's split in two halves, each side's twice. */
+    uint qd[W + 1u];
+    qd[0] = (qk[W] >> 1) | ((qk[W] - (qk[W] >> 1)) << 16);
+#pragma unroll
+    for (uint d = 1; d <= W; ++d) qd[d] = qk[W + d] * 0x10001u;
+#endif
     /* The next AHEAD input rows, loaded while earlier rows are filtered: enough bytes in
        flight to cover DRAM latency with the few work-items these registers allow (H200,
        8192², w = 2, blocks of 4 columns, kernel ms: 1 row 0.381, 2 0.341, 3 0.311, 4-8
@@ -277,6 +309,31 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
 #if BLUR_REG_PRMT
                 uint vo[VX][4];
 #endif
+#if BLUR_REG_PRMT && BLUR_REG_DP2A
+                /* Channels (c0, c0 + 1) a pair: one permute gathers their bytes of the pixels
+                   W - d and W + d either side of column i (bytes 0-1 and 2-3), one dot product
+                   a channel adds q[W + d] times both; the centre pairs with itself, its weight
+                   split in two halves (each below 2^16). */
+#pragma unroll
+                for (uint c0 = 0; c0 < 4u; c0 += 2u) {
+#define DP_SEL(k) (c0 | ((k) << 4) | ((c0 + 1u) << 8) | (((k) + 1u) << 12))
+#pragma unroll
+                    for (uint i = 0; i < VX; ++i) {
+                        uint x = reg_prmt(win[i + W], 0u, DP_SEL(c0));
+                        uint h0 = reg_dp2a_lo(qd[0], x, 128u);
+                        uint h1 = reg_dp2a_hi(qd[0], x, 128u);
+#pragma unroll
+                        for (uint d = 1; d <= W; ++d) {
+                            uint y = reg_prmt(win[i + W - d], win[i + W + d], DP_SEL(4u + c0));
+                            h0 = reg_dp2a_lo(qd[d], y, h0);
+                            h1 = reg_dp2a_hi(qd[d], y, h1);
+                        }
+                        REG_VERT(c, i, c0, (h0 >> 8));
+                        REG_VERT(c, i, c0 + 1u, (h1 >> 8));
+                    }
+#undef DP_SEL
+                }
+#else
 #pragma unroll
                 for (uint ch = 0; ch < 4u; ++ch) {
                     uint b[VX + 2u * W];
@@ -291,6 +348,7 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
                         REG_VERT(c, i, ch, (h >> 8));
                     }
                 }
+#endif
 #if BLUR_REG_PRMT
 #pragma unroll
                 for (uint i = 0; i < VX; ++i) o[i] = REG_PIXEL(i);

@@ -95,6 +95,15 @@ pub(super) fn cl_passes<S, D>(
     let choice = match format {
         Format::Rgba8 if !specialised => GpuBlur::TwoPass,
         Format::Rgba8 => match gpu_kernel(w, &settings) {
+            // Where NVIDIA's byte permutes and dot products build, the register kernel beats
+            // the band kernel up to PERMUTE_REGISTER_RADIUS.
+            GpuBlur::Band
+                if settings.kernel.is_none()
+                    && w <= PERMUTE_REGISTER_RADIUS
+                    && register_permute(cl, w, &settings)?.permuted =>
+            {
+                GpuBlur::FusedRegisters
+            }
             // Where both radius-built passes run on tensor cores they beat the band kernel.
             GpuBlur::Band
                 if settings.kernel.is_none()
@@ -395,6 +404,38 @@ pub(super) fn radius_strip(w: u32, xg: usize, height: u32, compute_units: u32) -
     strip_rows(w, 2 * w as usize + 5, 256, xg, height, compute_units)
 }
 
+/// The register kernel's shape at a radius: blocks a work-item, adjacent columns a block, and
+/// whether it moves bytes with NVIDIA's byte permutes and dot products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RegisterShape {
+    pub(super) columns: usize,
+    pub(super) adjacent: usize,
+    pub(super) permuted: bool,
+}
+
+impl RegisterShape {
+    /// The shape at radius `w` from the settings and the defaults, with or without permutes.
+    pub(super) fn new(w: u32, settings: &GpuSettings, permuted: bool) -> RegisterShape {
+        RegisterShape {
+            columns: register_columns(w, settings, permuted),
+            adjacent: register_adjacent(w, settings, permuted),
+            permuted,
+        }
+    }
+
+    /// Its program at radius `w`.
+    pub(super) fn variant(&self, w: u32) -> Defines {
+        let plain = Defines::NONE
+            .with("BLUR_W", w)
+            .with("BLUR_CPX", self.columns as u32)
+            .with("BLUR_VX", self.adjacent as u32);
+        match self.permuted {
+            true => plain.with("BLUR_REG_PRMT", 1),
+            false => plain,
+        }
+    }
+}
+
 /// The register kernel's sides are below this (its border arithmetic, `reg_map` in
 /// blur_radius.cl, is 32-bit); wider or taller images take the other kernels.
 const REGISTER_MAX_SIDE: u32 = 1 << 30;
@@ -414,16 +455,10 @@ pub(super) fn gpu_fused_u8<S>(
     if width >= REGISTER_MAX_SIDE || height >= REGISTER_MAX_SIDE {
         return Ok(false);
     }
-    let per_item = register_columns(w, settings);
-    let adjacent = register_adjacent(w, settings);
-    let cols = FUSED_COLUMNS * per_item * adjacent;
-    let xg = (width as usize).div_ceil(cols);
+    let shape = register_permute(cl, w, settings)?;
+    let xg = (width as usize).div_ceil(FUSED_COLUMNS * shape.columns * shape.adjacent);
     let strip = register_strip(w, xg, height, cl.info.compute_units);
-    let plain = Defines::NONE
-        .with("BLUR_W", w)
-        .with("BLUR_CPX", per_item as u32)
-        .with("BLUR_VX", adjacent as u32);
-    let variant = register_permute(cl, plain, settings)?;
+    let variant = shape.variant(w);
     launch_strips(
         cl,
         (src, dst, weights),

@@ -107,18 +107,23 @@ pub(super) fn tensor_passes(
     Ok(if built { wanted } else { NONE })
 }
 
-/// The register kernel's variant `plain` with its bytes moved by NVIDIA's byte permute (PTX
-/// `prmt`, `BLUR_REG_PRMT` in blur_radius.cl: a channel's byte out of a pixel, and the four
-/// channels' sums into the output pixel, one instruction each where shifts and masks take
-/// two): on NVIDIA GPUs where that program builds, unless `CLPIX_BLUR_PERMUTE=0`. Forced
-/// (`CLPIX_BLUR_PERMUTE=1`) on another device it is an error unless the instruction is
-/// emulated, as for [`tensor_passes`]. H200, 8192², kernel ms, one call: w = 1 0.195 against
-/// 0.202, w = 2 0.286–0.289 against 0.304–0.305, w = 3 0.446–0.451 against 0.458–0.464.
+/// The register kernel's shape at radius `w`, its bytes moved by NVIDIA's byte permutes and
+/// its horizontal taps summed by two-way dot products (PTX `prmt` and `dp2a`,
+/// `BLUR_REG_PRMT` in blur_radius.cl: a channel's byte out of a pixel, two channels' bytes of a
+/// pair of taps into one word, the four channels' sums into the output pixel, and a pair of
+/// taps' multiply-adds, one instruction each): on NVIDIA GPUs where that program builds, unless
+/// `CLPIX_BLUR_PERMUTE=0`. Forced (`CLPIX_BLUR_PERMUTE=1`) on another device it is an error
+/// unless the instructions are emulated, as for [`tensor_passes`]. H200, 8192², kernel ms, one
+/// call: w = 1 0.192 against 0.202, w = 2 (blocks of 2 columns) 0.260–0.262 against
+/// 0.295–0.296, w = 3 (two blocks of one column) 0.356–0.359 against the band kernel's 0.452,
+/// w = 4 0.459–0.460 against 0.493–0.499; at w = 5 0.553–0.555 against 0.559–0.562 (another
+/// call), too close to switch.
 pub(super) fn register_permute(
     cl: &ClEngine,
-    plain: Defines,
+    w: u32,
     settings: &GpuSettings,
-) -> Result<Defines> {
+) -> Result<RegisterShape> {
+    let plain = RegisterShape::new(w, settings, false);
     let forced = match settings.permute {
         Some(false) => return Ok(plain),
         Some(true) => true,
@@ -127,17 +132,21 @@ pub(super) fn register_permute(
     let refused = || Error::InvalidEnvironment {
         var: "CLPIX_BLUR_PERMUTE",
         value: "1".into(),
-        expected: "0 on this device: the byte permute needs an NVIDIA GPU, or \
+        expected: "0 on this device: the byte permutes need an NVIDIA GPU, or \
                    -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
     };
-    let variant = plain.with("BLUR_REG_PRMT", 1);
+    let permuted = RegisterShape::new(w, settings, true);
     let built = cl.nvidia_variant(
-        (kernels::BLUR_FUSED_REG_U8, variant),
+        (kernels::BLUR_FUSED_REG_U8, permuted.variant(w)),
         "the register blur's byte permutes",
         forced.then(refused),
     )?;
-    Ok(if built { variant } else { plain })
+    Ok(if built { permuted } else { plain })
 }
+
+/// The largest radius at which NVIDIA GPUs take the register kernel with its byte permutes and
+/// dot products (where that program builds) rather than the band kernel.
+pub(super) const PERMUTE_REGISTER_RADIUS: u32 = 4;
 
 /// Outputs along its strip a group of a tensor-core pass takes (rows of the vertical pass,
 /// pixels of the horizontal one, `length` of them): whole blocks of 16, `blocks` of them, fewer

@@ -26,7 +26,8 @@ pub(super) const REGISTER_MAX_RADIUS: u32 = 16;
 /// blocks of adjacent columns and three rows loaded ahead (eighth session) 0.203 / 0.311 /
 /// 0.479 / 0.92 ms; keeping the last `2w + 1` filtered rows rather than accumulators from w = 2
 /// (tenth session) 0.204 / 0.296 / 0.461 ms, the band kernel 0.452 at w = 3; with NVIDIA's byte
-/// permute (eleventh session, `register_permute`) 0.194 / 0.286 / 0.445–0.450 ms.
+/// permutes and dot products (eleventh session, `register_permute`, up to
+/// `PERMUTE_REGISTER_RADIUS` by default) 0.192 / 0.260–0.262 / 0.356–0.359 / 0.459–0.460 ms.
 pub(super) const REGISTER_DEFAULT_RADIUS: u32 = 2;
 
 /// The largest radius at which GPUs take the band kernel by default. Measured on an H200
@@ -133,11 +134,14 @@ impl GpuSettings {
 
 /// Blocks of columns a work-item of the register kernel filters at radius `w` (its
 /// accumulators and unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to
-/// measure (4 lost on an H100: 0.455 against 0.426 ms at w = 2).
-pub(super) fn register_columns(w: u32, settings: &GpuSettings) -> usize {
+/// measure (4 lost on an H100: 0.455 against 0.426 ms at w = 2). With NVIDIA's byte permutes
+/// (`permuted`) w = 3 takes two blocks of one column: H200, 8192², kernel ms, (blocks, adjacent
+/// columns): (2, 1) 0.359, (1, 1) 0.400–0.402, (1, 2) 0.401–0.402, (1, 4) 0.407–0.409, (2, 2)
+/// 0.429; w = 4 (1, 1) 0.457–0.458, (2, 1) 0.461–0.465, (1, 2) 0.481–0.485.
+pub(super) fn register_columns(w: u32, settings: &GpuSettings, permuted: bool) -> usize {
     match settings.columns {
         Some(c) => c,
-        None if w == 4 => 2,
+        None if w == 4 || (permuted && w == 3) => 2,
         None => 1,
     }
 }
@@ -147,10 +151,15 @@ pub(super) fn register_columns(w: u32, settings: &GpuSettings) -> usize {
 /// outputs). `CLPIX_BLUR_ADJACENT=1|2|4` overrides, to measure. H200, 8192², kernel ms, three
 /// rows loaded ahead, (blocks, adjacent columns): w = 1 (1, 4) 0.203, (2, 1) 0.252; w = 2
 /// 0.311 / 0.351; w = 3 0.479 / 0.565–0.581 (the latter one row ahead); w = 4 0.951–0.954 /
-/// 0.919–0.934 (one row ahead).
-pub(super) fn register_adjacent(w: u32, settings: &GpuSettings) -> usize {
+/// 0.919–0.934 (one row ahead). With NVIDIA's byte permutes (`permuted`), w = 2 takes blocks of
+/// 2: (1, 2) 0.260, (1, 4) 0.279–0.280, (2, 2) 0.284, (1, 1) 0.295–0.296, (2, 1) 0.299–0.301;
+/// w = 1 (1, 4) 0.193, (2, 2) 0.195–0.197, (1, 2) 0.198–0.199 (for w = 3 see
+/// [`register_columns`]).
+pub(super) fn register_adjacent(w: u32, settings: &GpuSettings, permuted: bool) -> usize {
     match settings.adjacent {
         Some(a) => a,
+        None if permuted && w == 3 => 1,
+        None if permuted && w == 2 => 2,
         None if w <= 3 => 4,
         None => 1,
     }
