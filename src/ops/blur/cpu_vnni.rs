@@ -10,6 +10,9 @@
 //! (`t ^ 0x8000`, see [`BIAS`]); the vertical sum then lacks `2^15 · Σ q = 2^31`, added with
 //! the rounding term to the accumulators' start (all sums wrap modulo 2^32, as the
 //! specification's u32 sums do, and the true sum is below 2^32).
+//!
+//! [`U8Passes`] also runs the AVX2 form of these passes ([`super::cpu_avx2`]) on CPUs with
+//! AVX2 but not these instructions, and the scalar tails of both.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -18,6 +21,25 @@ use std::arch::x86_64::*;
 /// outside the image under [`crate::Border::Zero`] is `BIAS` (t = 0).
 pub(super) const BIAS: u16 = 0x8000;
 
+/// The instruction sets the fast passes come in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Isa {
+    /// AVX-512 BW, VBMI and VNNI: 16 outputs a `vpdpwssd`.
+    Vnni,
+    /// AVX2: 8 outputs a `vpmaddwd` ([`super::cpu_avx2`]).
+    Avx2,
+}
+
+impl Isa {
+    /// Whether this CPU has the instructions.
+    pub(super) fn on_this_cpu(self) -> bool {
+        match self {
+            Isa::Vnni => U8Passes::cpu_has_them(),
+            Isa::Avx2 => super::cpu_avx2::cpu_has_them(),
+        }
+    }
+}
+
 /// The fast passes, where the CPU has them and the weights fit (`None` elsewhere: the portable
 /// passes run).
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +47,9 @@ pub(super) struct U8Passes {
     /// `q_d · 0x10001` for d = 0..=w (d = 0: the centre's two halves).
     pairs: [u32; MAX_PAIRS],
     w: usize,
+    isa: Isa,
+    /// The AVX2 horizontal pass's pairs of terms (`None` for VNNI).
+    h_pairs: Option<super::cpu_avx2::HorizontalPairs>,
 }
 
 /// The horizontal pass's byte permute: dword k holds byte k of the first load and byte k of the
@@ -61,9 +86,20 @@ impl U8Passes {
     /// VBMI and VNNI, the radius is at most 64, every side weight is below 2^15 (always, see
     /// `weights_fixed`) and the centre one at most 65534 (so that it splits into two halves
     /// below 2^15).
+    ///
+    /// Where the CPU has AVX2 but not those, the AVX2 passes under the same conditions.
     pub(super) fn new(q: &[u32]) -> Option<U8Passes> {
+        [Isa::Vnni, Isa::Avx2]
+            .into_iter()
+            .find(|isa| isa.on_this_cpu())
+            .and_then(|isa| Self::with_isa(q, isa))
+    }
+
+    /// The fast passes in `isa` for the weights `q` (`None` where this CPU lacks its
+    /// instructions or the weights do not fit, as in [`U8Passes::new`]).
+    pub(super) fn with_isa(q: &[u32], isa: Isa) -> Option<U8Passes> {
         let w = q.len() / 2;
-        if q.len() != 2 * w + 1 || w + 1 > MAX_PAIRS || !Self::cpu_has_them() {
+        if q.len() != 2 * w + 1 || w + 1 > MAX_PAIRS || !isa.on_this_cpu() {
             return None;
         }
         let c = q[w];
@@ -75,7 +111,16 @@ impl U8Passes {
         for d in 1..=w {
             pairs[d] = q[w + d] * 0x10001;
         }
-        Some(U8Passes { pairs, w })
+        let h_pairs = match isa {
+            Isa::Vnni => None,
+            Isa::Avx2 => Some(super::cpu_avx2::HorizontalPairs::new(q)?),
+        };
+        Some(U8Passes {
+            pairs,
+            w,
+            isa,
+            h_pairs,
+        })
     }
 
     /// Whether this CPU runs the fast passes.
@@ -98,9 +143,17 @@ impl U8Passes {
             "a padded row too short"
         );
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `new` checked the CPU's features; the lengths are checked above.
-        unsafe {
-            self.h_vnni(pad, out)
+        // SAFETY: `with_isa` checked the CPU's features; the lengths are checked above.
+        let done = unsafe {
+            match self.h_pairs {
+                Some(plan) => super::cpu_avx2::h(&plan, self.w, pad, out),
+                None => self.h_vnni(pad, out),
+            }
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let done = 0;
+        for (j, o) in out.iter_mut().enumerate().skip(done) {
+            *o = self.h_one(pad, j);
         }
     }
 
@@ -112,9 +165,17 @@ impl U8Passes {
             "the vertical pass needs 2w + 1 rows as long as its output"
         );
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `new` checked the CPU's features; the lengths are checked above.
-        unsafe {
-            self.v_vnni(rows, out)
+        // SAFETY: `with_isa` checked the CPU's features; the lengths are checked above.
+        let done = unsafe {
+            match self.isa {
+                Isa::Avx2 => super::cpu_avx2::v(&self.pairs, self.w, rows, out),
+                Isa::Vnni => self.v_vnni(rows, out),
+            }
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let done = 0;
+        for (j, o) in out.iter_mut().enumerate().skip(done) {
+            *o = self.v_one(rows, j);
         }
     }
 
@@ -144,7 +205,7 @@ impl U8Passes {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vnni")]
-    unsafe fn h_vnni(&self, pad: &[u8], out: &mut [u16]) {
+    unsafe fn h_vnni(&self, pad: &[u8], out: &mut [u16]) -> usize {
         // SAFETY: every load and store below lies inside `pad` and `out` (lengths checked by
         // `h`); the CPU features are enabled on this function.
         unsafe {
@@ -185,15 +246,13 @@ impl U8Passes {
                 }
                 j0 += LANES * BLOCKS;
             }
-            for (j, o) in out.iter_mut().enumerate().skip(j0) {
-                *o = self.h_one(pad, j);
-            }
+            j0
         }
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vnni")]
-    unsafe fn v_vnni(&self, rows: &[&[u16]], out: &mut [u8]) {
+    unsafe fn v_vnni(&self, rows: &[&[u16]], out: &mut [u8]) -> usize {
         // SAFETY: every load and store below lies inside `rows` and `out` (lengths checked by
         // `v`); the CPU features are enabled on this function.
         unsafe {
@@ -230,9 +289,7 @@ impl U8Passes {
                 }
                 j0 += LANES * BLOCKS;
             }
-            for (j, o) in out.iter_mut().enumerate().skip(j0) {
-                *o = self.v_one(rows, j);
-            }
+            j0
         }
     }
 }
@@ -282,43 +339,56 @@ mod tests {
             extreme in any::<bool>(),
         ) {
             let q = crate::GaussianBlur::new(w as u32).sigma(sigma).weights_fixed().unwrap();
-            let Some(fast) = U8Passes::new(&q) else {
-                // Not on this CPU (or a centre weight of 65535 or more): nothing to compare.
-                prop_assert!(!U8Passes::cpu_has_them() || q[w] > 65534);
-                return Ok(());
-            };
-            let mut s = seed | 1;
-            let mut next = move || {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s
-            };
-            let pad: Vec<u8> = (0..n + 8 * w)
-                .map(|_| if extreme { [0u8, 255][(next() & 1) as usize] } else { next() as u8 })
-                .collect();
-            let mut t = vec![0u16; n];
-            fast.h(&pad, &mut t);
-            let spec = h_spec(&pad, &q, n);
-            prop_assert_eq!(t.iter().map(|&v| v ^ BIAS).collect::<Vec<_>>(), spec);
-            let rows: Vec<Vec<u16>> = (0..2 * w + 1)
-                .map(|_| {
-                    (0..n)
-                        .map(|_| if extreme { [0u16, 65280][(next() & 1) as usize] } else { (next() % 65281) as u16 })
-                        .collect()
-                })
-                .collect();
-            let biased: Vec<Vec<u16>> = rows.iter().map(|r| r.iter().map(|&v| v ^ BIAS).collect()).collect();
-            let refs: Vec<&[u16]> = biased.iter().map(|r| r.as_slice()).collect();
-            let mut out = vec![0u8; n];
-            fast.v(&refs, &mut out);
-            prop_assert_eq!(out, v_spec(&rows, &q, n));
+            for isa in [Isa::Vnni, Isa::Avx2] {
+                let Some(fast) = U8Passes::with_isa(&q, isa) else {
+                    // Not on this CPU (or a centre weight of 65535 or more): nothing to compare.
+                    prop_assert!(!isa.on_this_cpu() || q[w] > 65534);
+                    continue;
+                };
+                let mut s = seed | 1;
+                let mut next = move || {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    s
+                };
+                let pad: Vec<u8> = (0..n + 8 * w)
+                    .map(|_| if extreme { [0u8, 255][(next() & 1) as usize] } else { next() as u8 })
+                    .collect();
+                let mut t = vec![0u16; n];
+                fast.h(&pad, &mut t);
+                let spec = h_spec(&pad, &q, n);
+                prop_assert_eq!(t.iter().map(|&v| v ^ BIAS).collect::<Vec<_>>(), spec, "{:?}", isa);
+                let rows: Vec<Vec<u16>> = (0..2 * w + 1)
+                    .map(|_| {
+                        (0..n)
+                            .map(|_| if extreme { [0u16, 65280][(next() & 1) as usize] } else { (next() % 65281) as u16 })
+                            .collect()
+                    })
+                    .collect();
+                let biased: Vec<Vec<u16>> = rows.iter().map(|r| r.iter().map(|&v| v ^ BIAS).collect()).collect();
+                let refs: Vec<&[u16]> = biased.iter().map(|r| r.as_slice()).collect();
+                let mut out = vec![0u8; n];
+                fast.v(&refs, &mut out);
+                prop_assert_eq!(out, v_spec(&rows, &q, n), "{:?}", isa);
+            }
         }
     }
 
     #[test]
     fn this_cpu_runs_them_where_it_has_the_features() {
         let q = crate::GaussianBlur::new(2).weights_fixed().unwrap();
-        assert_eq!(U8Passes::new(&q).is_some(), U8Passes::cpu_has_them());
+        let chosen = U8Passes::new(&q).map(|p| p.isa);
+        let expected = if U8Passes::cpu_has_them() {
+            Some(Isa::Vnni)
+        } else if super::super::cpu_avx2::cpu_has_them() {
+            Some(Isa::Avx2)
+        } else {
+            None
+        };
+        assert_eq!(chosen, expected);
+        for isa in [Isa::Vnni, Isa::Avx2] {
+            assert_eq!(U8Passes::with_isa(&q, isa).is_some(), isa.on_this_cpu());
+        }
     }
 }

@@ -691,6 +691,7 @@ use kernels::*;
 mod cl_f32;
 mod cl_radius;
 mod cpu;
+mod cpu_avx2;
 mod cpu_vnni;
 mod nv;
 mod plan;
