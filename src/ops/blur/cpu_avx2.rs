@@ -42,17 +42,11 @@ pub(super) struct HorizontalPairs {
 }
 
 impl HorizontalPairs {
-    /// The plan for the weights `q` (2w + 1 of them, side weights below 2^15, the centre at most
-    /// 65534; `None` otherwise or for radii above 64).
-    pub(super) fn new(q: &[u32]) -> Option<HorizontalPairs> {
+    /// The plan for the weights `q`, which [`super::cpu_vnni::U8Passes::with_isa`] has checked:
+    /// 2w + 1 of them, w at most 64, side weights below 2^15, the centre at most 65534.
+    pub(super) fn new(q: &[u32]) -> HorizontalPairs {
         let w = q.len() / 2;
-        if q.len() != 2 * w + 1
-            || w > 64
-            || q[w] > 65534
-            || q[w + 1..].iter().any(|&s| s >= 1 << 15)
-        {
-            return None;
-        }
+        debug_assert!(w <= 64 && q[w] <= 65534 && q[w + 1..].iter().all(|&s| s < 1 << 15));
         let mut sides = [0u32; 32];
         for (p, s) in sides.iter_mut().enumerate().take(w / 2) {
             *s = q[w + 2 * p + 1] | q[w + 2 * p + 2] << 16;
@@ -68,7 +62,7 @@ impl HorizontalPairs {
                 0,
             ),
         };
-        Some(HorizontalPairs { sides, tail, start })
+        HorizontalPairs { sides, tail, start }
     }
 }
 
@@ -220,7 +214,7 @@ mod tests {
                 .sigma(sigma)
                 .weights_fixed()
                 .unwrap();
-            (HorizontalPairs::new(&q).unwrap(), q)
+            (HorizontalPairs::new(&q), q)
         };
         // w = 2, sigma 1: the sides paired, the centre below 2^15 with the lane of ones.
         let (p, q) = plan(2, 1.0);
@@ -241,8 +235,5 @@ mod tests {
         let (h0, h1) = (q[1] / 2, q[1] - q[1] / 2);
         let tail = Tail::SideAndOnes(h0 | q[2] << 16, h1 | 128 << 16);
         assert_eq!((p.tail, p.start), (tail, 0));
-        // Radii above 64 are refused.
-        let q = crate::GaussianBlur::new(65).weights_fixed().unwrap();
-        assert!(HorizontalPairs::new(&q).is_none());
     }
 }

@@ -47,9 +47,9 @@ pub(super) struct U8Passes {
     /// `q_d · 0x10001` for d = 0..=w (d = 0: the centre's two halves).
     pairs: [u32; MAX_PAIRS],
     w: usize,
-    isa: Isa,
-    /// The AVX2 horizontal pass's pairs of terms (`None` for VNNI).
-    h_pairs: Option<super::cpu_avx2::HorizontalPairs>,
+    /// The AVX2 horizontal pass's pairs of terms where these are the AVX2 passes (`None`: the
+    /// VNNI passes).
+    avx2: Option<super::cpu_avx2::HorizontalPairs>,
 }
 
 /// The horizontal pass's byte permute: dword k holds byte k of the first load and byte k of the
@@ -111,16 +111,17 @@ impl U8Passes {
         for d in 1..=w {
             pairs[d] = q[w + d] * 0x10001;
         }
-        let h_pairs = match isa {
-            Isa::Vnni => None,
-            Isa::Avx2 => Some(super::cpu_avx2::HorizontalPairs::new(q)?),
-        };
-        Some(U8Passes {
-            pairs,
-            w,
-            isa,
-            h_pairs,
-        })
+        let avx2 = (isa == Isa::Avx2).then(|| super::cpu_avx2::HorizontalPairs::new(q));
+        Some(U8Passes { pairs, w, avx2 })
+    }
+
+    /// The instruction set these passes run in.
+    #[cfg(test)]
+    fn isa(&self) -> Isa {
+        match self.avx2 {
+            Some(_) => Isa::Avx2,
+            None => Isa::Vnni,
+        }
     }
 
     /// Whether this CPU runs the fast passes.
@@ -145,8 +146,8 @@ impl U8Passes {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `with_isa` checked the CPU's features; the lengths are checked above.
         let done = unsafe {
-            match self.h_pairs {
-                Some(plan) => super::cpu_avx2::h(&plan, self.w, pad, out),
+            match &self.avx2 {
+                Some(plan) => super::cpu_avx2::h(plan, self.w, pad, out),
                 None => self.h_vnni(pad, out),
             }
         };
@@ -167,9 +168,9 @@ impl U8Passes {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `with_isa` checked the CPU's features; the lengths are checked above.
         let done = unsafe {
-            match self.isa {
-                Isa::Avx2 => super::cpu_avx2::v(&self.pairs, self.w, rows, out),
-                Isa::Vnni => self.v_vnni(rows, out),
+            match self.avx2 {
+                Some(_) => super::cpu_avx2::v(&self.pairs, self.w, rows, out),
+                None => self.v_vnni(rows, out),
             }
         };
         #[cfg(not(target_arch = "x86_64"))]
@@ -378,15 +379,20 @@ mod tests {
     #[test]
     fn this_cpu_runs_them_where_it_has_the_features() {
         let q = crate::GaussianBlur::new(2).weights_fixed().unwrap();
-        let chosen = U8Passes::new(&q).map(|p| p.isa);
-        let expected = if U8Passes::cpu_has_them() {
+        let chosen = U8Passes::new(&q).map(|p| p.isa());
+        let expected = if Isa::Vnni.on_this_cpu() {
             Some(Isa::Vnni)
-        } else if super::super::cpu_avx2::cpu_has_them() {
+        } else if Isa::Avx2.on_this_cpu() {
             Some(Isa::Avx2)
         } else {
             None
         };
         assert_eq!(chosen, expected);
+        // Radii above 64 are refused in every instruction set.
+        let q65 = crate::GaussianBlur::new(65).weights_fixed().unwrap();
+        for isa in [Isa::Vnni, Isa::Avx2] {
+            assert!(U8Passes::with_isa(&q65, isa).is_none());
+        }
         for isa in [Isa::Vnni, Isa::Avx2] {
             assert_eq!(U8Passes::with_isa(&q, isa).is_some(), isa.on_this_cpu());
         }
