@@ -1,0 +1,100 @@
+"""clpix's CPU blur against OpenCV's, call by call in one process.
+
+    python bench/vs_opencv.py                         # 4096², 15 pairs, every case
+    python bench/vs_opencv.py --size 2048 --pairs 31 --cases u2,d2
+
+Each case calls clpix (`Engine("cpu")`) and OpenCV alternately, the order swapped every pair,
+and reports each side's median and the median and quartiles of the per-pair ratio (OpenCV's
+time over clpix's): on a shared machine whose speed drifts between runs, a ratio of two calls
+made back to back is steadier than one of two medians taken minutes apart.
+
+Cases: `u<w>` RGBA8 into a new array, `d<w>` RGBA8 into a reused `out=` array, `f<w>` float32
+into a new array (radius w, sigma w / 2, clamped border: OpenCV's BORDER_REPLICATE), and
+`k<d>` the darkest 1024 pixels at least d apart against the brightest (both clpix, on
+`--backend`: the ratio is darkest over brightest). OpenCV runs with its default threads, clpix
+with rayon's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import clpix
+
+
+def timed(call) -> float:
+    t = time.perf_counter()
+    call()
+    return time.perf_counter() - t
+
+
+def pair_up(ours, theirs, pairs: int):
+    """Times of `ours` and `theirs` made back to back, the first of each pair alternating."""
+    ours()
+    theirs()
+    a, b = [], []
+    for i in range(pairs):
+        if i % 2:
+            a.append(timed(ours))
+            b.append(timed(theirs))
+        else:
+            b.append(timed(theirs))
+            a.append(timed(ours))
+    return a, b
+
+
+def calls(engine, cv2, case: str, img: np.ndarray, imgf: np.ndarray):
+    kind, n = case[0], int(case[1:])
+    if kind == "k":
+        return (
+            lambda: engine.brightest_k(img, 1024, n),
+            lambda: engine.darkest_k(img, 1024, n),
+        )
+    src = imgf if kind == "f" else img
+    size = (2 * n + 1, 2 * n + 1)
+    replicate = cv2.BORDER_REPLICATE
+    if kind == "d":
+        ours_out, cv_out = np.empty_like(src), np.empty_like(src)
+        return (
+            lambda: engine.gaussian_blur(src, n, sigma=n / 2, out=ours_out),
+            lambda: cv2.GaussianBlur(src, size, n / 2, dst=cv_out, borderType=replicate),
+        )
+    if kind not in "uf":
+        raise SystemExit(f"unknown case {case!r}: u<w>, d<w>, f<w> or k<d>")
+    return (
+        lambda: engine.gaussian_blur(src, n, sigma=n / 2),
+        lambda: cv2.GaussianBlur(src, size, n / 2, borderType=replicate),
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--pairs", type=int, default=15)
+    ap.add_argument("--cases", default="u2,d2,u8,u25,f2,f8,f25,k20")
+    ap.add_argument("--backend", default="cpu", help="clpix's engine (an OpenCL one for k<d>)")
+    args = ap.parse_args()
+    import cv2  # opencv-python-headless: only this benchmark needs it
+
+    engine = clpix.Engine(args.backend)
+    rng = np.random.default_rng(1)
+    img = rng.integers(0, 256, (args.size, args.size, 4), dtype=np.uint8)
+    imgf = img.astype(np.float32) / 255
+    print(f"{args.size}² RGBA, {args.pairs} pairs; clpix {engine.backend}; OpenCV {cv2.__version__} ({cv2.getNumThreads()} threads)")
+    print("| case | clpix median | other median | ratio median | ratio quartiles |")
+    print("|---|---|---|---|---|")
+    for case in args.cases.split(","):
+        ours, theirs = calls(engine, cv2, case, img, imgf)
+        a, b = pair_up(ours, theirs, args.pairs)
+        ratios = [y / x for x, y in zip(a, b)]
+        q = statistics.quantiles(ratios, n=4)
+        ms = lambda v: f"{statistics.median(v) * 1e3:.1f} ms"  # noqa: E731
+        print(f"| {case} | {ms(a)} | {ms(b)} | {statistics.median(ratios):.2f} | {q[0]:.2f}–{q[2]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
