@@ -304,10 +304,11 @@ void blur_fused_reg_u8(__global const uint* src, uint width, uint height, __cons
                     VX_SPLIT(v, win, n * VX);
                 }
                 uint o[VX];
-#pragma unroll
-                for (uint i = 0; i < VX; ++i) o[i] = 0u;
 #if BLUR_REG_PRMT
                 uint vo[VX][4];
+#else
+#pragma unroll
+                for (uint i = 0; i < VX; ++i) o[i] = 0u;
 #endif
 #if BLUR_REG_PRMT && BLUR_REG_DP2A
                 /* Channels (c0, c0 + 1) a pair: one permute gathers their bytes of the pixels

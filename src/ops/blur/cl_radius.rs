@@ -92,18 +92,21 @@ pub(super) fn cl_passes<S, D>(
             let blur = *blur;
             cl.specialisation_ready(("blur", w), move |cl| specialise_in_background(cl, &blur))
         });
+    // Where NVIDIA's byte permutes and dot products build, the register kernel beats the band
+    // kernel up to PERMUTE_REGISTER_RADIUS: its shape, asked for once and kept for the launch.
+    let permuted = if specialised
+        && settings.kernel.is_none()
+        && w <= PERMUTE_REGISTER_RADIUS
+        && gpu_kernel(w, &settings) == GpuBlur::Band
+    {
+        Some(register_permute(cl, w, &settings)?).filter(|shape| shape.permuted)
+    } else {
+        None
+    };
     let choice = match format {
         Format::Rgba8 if !specialised => GpuBlur::TwoPass,
         Format::Rgba8 => match gpu_kernel(w, &settings) {
-            // Where NVIDIA's byte permutes and dot products build, the register kernel beats
-            // the band kernel up to PERMUTE_REGISTER_RADIUS.
-            GpuBlur::Band
-                if settings.kernel.is_none()
-                    && w <= PERMUTE_REGISTER_RADIUS
-                    && register_permute(cl, w, &settings)?.permuted =>
-            {
-                GpuBlur::FusedRegisters
-            }
+            GpuBlur::Band if permuted.is_some() => GpuBlur::FusedRegisters,
             // Where both radius-built passes run on tensor cores they beat the band kernel.
             GpuBlur::Band
                 if settings.kernel.is_none()
@@ -124,10 +127,20 @@ pub(super) fn cl_passes<S, D>(
         },
         Format::RgbaF32 => GpuBlur::TwoPass,
     };
-    if choice == GpuBlur::FusedRegisters
-        && gpu_fused_u8(cl, (src, dst, weights), (width, height), blur, &settings)?
-    {
-        return Ok(());
+    if choice == GpuBlur::FusedRegisters {
+        let shape = match permuted {
+            Some(shape) => shape,
+            None => register_permute(cl, w, &settings)?,
+        };
+        if gpu_fused_u8(
+            cl,
+            (src, dst, weights),
+            (width, height),
+            blur,
+            (&settings, shape),
+        )? {
+            return Ok(());
+        }
     }
     if choice == GpuBlur::Band
         && gpu_band_u8(cl, (src, dst, weights), (width, height), blur, &settings)?
@@ -443,19 +456,18 @@ const REGISTER_MAX_SIDE: u32 = 1 << 30;
 /// The fused RGBA8 kernel built for radius `blur.radius` (1 to [`REGISTER_MAX_RADIUS`]) from
 /// `src` into `dst`. `Ok(false)` when this device's compiler cannot build it (its unrolled
 /// code and registers) or the image is too wide or tall for it: the caller runs the two
-/// passes, which give the same bits.
+/// passes, which give the same bits. `shape`: [`register_permute`]'s answer at this radius.
 pub(super) fn gpu_fused_u8<S>(
     cl: &Arc<ClEngine>,
     (src, dst, weights): Io<'_, S>,
     (width, height): (u32, u32),
     blur: &GaussianBlur,
-    settings: &GpuSettings,
+    (settings, shape): (&GpuSettings, RegisterShape),
 ) -> Result<bool> {
     let w = blur.radius;
     if width >= REGISTER_MAX_SIDE || height >= REGISTER_MAX_SIDE {
         return Ok(false);
     }
-    let shape = register_permute(cl, w, settings)?;
     let xg = (width as usize).div_ceil(FUSED_COLUMNS * shape.columns * shape.adjacent);
     let strip = register_strip(w, xg, height, cl.info.compute_units);
     let variant = shape.variant(w);
