@@ -95,7 +95,8 @@ pub enum BlurKernel {
 
 /// The band kernel's shape (`CLPIX_BLUR_BAND=T,C,P,R[,S]`), checked when parsed: T
 /// work-items (128 or 256), C channels (1, 2 or 4), P pixels (4 or 8) with T × C / 4 a
-/// multiple of P, R rows (4, 8, 16 or 32) and S rows a strip (256 when left out).
+/// multiple of P, R rows (4, 8, 16 or 32) and S rows a strip (256 when left out; the default
+/// shapes take 512 up to w = 8 and 1024 beyond).
 ///
 /// ```
 /// let b = clpix::BlurBand::parse("128,2,8,16").unwrap();

@@ -262,10 +262,17 @@ pub(super) fn vertical_rows(channels: u32, settings: &GpuSettings) -> u32 {
 /// 0.990, and (128, 2, 4, 8) with strips of 128 / 256 / 512 / 1024 input rows 0.997 / 0.978 /
 /// 0.978 / 0.973; w = 16 (128, 1, 8, 16) 2.107; w = 20 (128, 1, 4, 16) 2.413; w = 25
 /// (128, 1, 4, 16) 2.846 and (128, 2, 4, 4) 3.30, against 2.655 for the radius-built passes.
+///
+/// Strips (thirteenth session, another H200, two rounds, kernel ms): of 512 input rows at
+/// w ≤ 8, w = 5 / 6 / 8 0.543–0.544 / 0.643–0.647 / 0.821–0.822 against 0.559–0.560 /
+/// 0.660–0.663 / 0.838–0.841 with 256 (1024 and 2048: w = 8 0.819–0.822, w = 6 0.651–0.656);
+/// of 1024 beyond, w = 12 / 16 / 20 1.085–1.086 / 1.321–1.325 / 1.786–1.787 against
+/// 1.104–1.105 / 1.360 / 1.866 with 256 and 1.095–1.096 / 1.338–1.344 / 1.808–1.812 with 2048.
+/// [`strip_rows`] shortens them where the grid would not fill the device.
 pub(super) fn band_shape(w: u32, settings: &GpuSettings) -> BandShape {
     settings.band.unwrap_or(match w {
-        0..=8 => BandShape::new(128, 4, 8, 8, 256),
-        _ => BandShape::new(128, 2, 4, 8, 256),
+        0..=8 => BandShape::new(128, 4, 8, 8, 512),
+        _ => BandShape::new(128, 2, 4, 8, 1024),
     })
 }
 
