@@ -1,7 +1,7 @@
 //! The GPU blur's tuning (`CLPIX_BLUR_*`): its kernels and shapes, read from the environment
 //! with the helpers of [`super`].
 
-use super::{env_parse, one_of};
+use super::{env_count, env_parse, one_of};
 use crate::error::Result;
 
 /// The GPU RGBA8 blur's kernels and shapes (`CLPIX_BLUR_*`); `None` everywhere is the
@@ -207,37 +207,17 @@ impl BlurTuning {
         .flatten();
         Ok(BlurTuning {
             kernel,
-            columns: env_parse(
-                "CLPIX_BLUR_COLUMNS",
-                "1 or 2",
-                one_of(&[("1", 1), ("2", 2)]),
-            )?,
-            adjacent: env_parse(
-                "CLPIX_BLUR_ADJACENT",
-                "1, 2 or 4",
-                one_of(&[("1", 1), ("2", 2), ("4", 4)]),
-            )?,
+            columns: env_count("CLPIX_BLUR_COLUMNS", "1 or 2", &[1, 2])?,
+            adjacent: env_count("CLPIX_BLUR_ADJACENT", "1, 2 or 4", &[1, 2, 4])?,
             band: env_parse(
                 "CLPIX_BLUR_BAND",
                 "T,C,P,R[,S]: T work-items (128 or 256), C channels (1, 2 or 4) with T × C / 4 a \
                  multiple of P, P pixels (4 or 8), R rows (4, 8, 16 or 32), S rows a strip",
                 BlurBand::parse,
             )?,
-            channels: env_parse(
-                "CLPIX_BLUR_CHANNELS",
-                "1, 2 or 4",
-                one_of(&[("1", 1), ("2", 2), ("4", 4)]),
-            )?,
-            hpixels: env_parse(
-                "CLPIX_BLUR_HPIXELS",
-                "4 or 8",
-                one_of(&[("4", 4), ("8", 8)]),
-            )?,
-            vrows: env_parse(
-                "CLPIX_BLUR_VROWS",
-                "0, 4, 8 or 16",
-                one_of(&[("0", 0), ("4", 4), ("8", 8), ("16", 16)]),
-            )?,
+            channels: env_count("CLPIX_BLUR_CHANNELS", "1, 2 or 4", &[1, 2, 4])?,
+            hpixels: env_count("CLPIX_BLUR_HPIXELS", "4 or 8", &[4, 8])?,
+            vrows: env_count("CLPIX_BLUR_VROWS", "0, 4, 8 or 16", &[0, 4, 8, 16])?,
             tensor: env_parse(
                 "CLPIX_BLUR_TENSOR",
                 "0, 1, horizontal or vertical",
@@ -265,26 +245,10 @@ impl BlurTuning {
                     ("two-pass", BlurF32Kernel::TwoPass),
                 ]),
             )?,
-            f32_channels: env_parse(
-                "CLPIX_BLUR_F32_CHANNELS",
-                "1, 2 or 4",
-                one_of(&[("1", 1), ("2", 2), ("4", 4)]),
-            )?,
-            f32_columns: env_parse(
-                "CLPIX_BLUR_F32_COLUMNS",
-                "1 or 2",
-                one_of(&[("1", 1), ("2", 2)]),
-            )?,
-            f32_rows: env_parse(
-                "CLPIX_BLUR_F32_ROWS",
-                "8, 16 or 32",
-                one_of(&[("8", 8), ("16", 16), ("32", 32)]),
-            )?,
-            f32_vrows: env_parse(
-                "CLPIX_BLUR_F32_VROWS",
-                "0, 4, 8 or 16",
-                one_of(&[("0", 0), ("4", 4), ("8", 8), ("16", 16)]),
-            )?,
+            f32_channels: env_count("CLPIX_BLUR_F32_CHANNELS", "1, 2 or 4", &[1, 2, 4])?,
+            f32_columns: env_count("CLPIX_BLUR_F32_COLUMNS", "1 or 2", &[1, 2])?,
+            f32_rows: env_count("CLPIX_BLUR_F32_ROWS", "8, 16 or 32", &[8, 16, 32])?,
+            f32_vrows: env_count("CLPIX_BLUR_F32_VROWS", "0, 4, 8 or 16", &[0, 4, 8, 16])?,
         })
     }
 }

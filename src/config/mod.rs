@@ -304,6 +304,13 @@ fn one_of<'a, T: Copy>(table: &'a [(&'a str, T)]) -> impl Fn(&str) -> Option<T> 
     move |v| table.iter().find(|(k, _)| *k == v).map(|(_, t)| *t)
 }
 
+/// A count variable whose value must be one of `allowed`, written in decimal as it is.
+fn env_count(var: &'static str, expected: &'static str, allowed: &[u32]) -> Result<Option<u32>> {
+    env_parse(var, expected, |v| {
+        allowed.iter().copied().find(|n| n.to_string() == v)
+    })
+}
+
 impl Tuning {
     /// The tuning the `CLPIX_*` variables ask for; an [`Error::InvalidEnvironment`] naming the
     /// first variable whose value is not one of those `docs/tuning.md` lists (blank is the
@@ -325,11 +332,8 @@ impl Tuning {
                 kib => kib.parse().ok().filter(|&k| k > 0).map(Staging::SlotKib),
             },
         )?;
-        let histogram_replicas = env_parse(
-            "CLPIX_HISTOGRAM_REPLICAS",
-            "1, 2, 4 or 8",
-            one_of(&[("1", 1), ("2", 2), ("4", 4), ("8", 8)]),
-        )?;
+        let histogram_replicas =
+            env_count("CLPIX_HISTOGRAM_REPLICAS", "1, 2, 4 or 8", &[1, 2, 4, 8])?;
         let compact_relocate = env_parse(
             "CLPIX_COMPACT_RELOCATE",
             "group, group-lookback, warp or lookback",

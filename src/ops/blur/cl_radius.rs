@@ -94,10 +94,11 @@ pub(super) fn cl_passes<S, D>(
         });
     // Where NVIDIA's byte permutes and dot products build, the register kernel beats the band
     // kernel up to PERMUTE_REGISTER_RADIUS: its shape, asked for once and kept for the launch.
+    let by_radius = gpu_kernel(w, &settings);
     let permuted = if specialised
         && settings.kernel.is_none()
         && w <= PERMUTE_REGISTER_RADIUS
-        && gpu_kernel(w, &settings) == GpuBlur::Band
+        && by_radius == GpuBlur::Band
     {
         Some(register_permute(cl, w, &settings)?).filter(|shape| shape.permuted)
     } else {
@@ -105,7 +106,7 @@ pub(super) fn cl_passes<S, D>(
     };
     let choice = match format {
         Format::Rgba8 if !specialised => GpuBlur::TwoPass,
-        Format::Rgba8 => match gpu_kernel(w, &settings) {
+        Format::Rgba8 => match by_radius {
             GpuBlur::Band if permuted.is_some() => GpuBlur::FusedRegisters,
             // Where both radius-built passes run on tensor cores they beat the band kernel.
             GpuBlur::Band
