@@ -3,7 +3,7 @@
 //! (default 2048). Speed targets are checked here and in `examples/bench`, never in tests.
 
 use clpix::{Engine, GaussianBlur};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn engines() -> Vec<Engine> {

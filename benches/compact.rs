@@ -4,7 +4,7 @@
 //! 16 Mi u32; 64 Mi on a GPU machine).
 
 use clpix::Engine;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn engines() -> Vec<Engine> {
@@ -38,10 +38,20 @@ fn bench(c: &mut Criterion) {
         let label = e.backend().to_string();
         let dev = e.upload(&img).expect("upload");
         g.bench_function(format!("compact t512/{label}"), |b| {
-            b.iter(|| black_box(e.compact(&dev, 512).expect("compact")))
+            b.iter(|| {
+                black_box(
+                    e.compact(&dev, 512, clpix::CompactOrder::ScanOrder)
+                        .expect("compact"),
+                )
+            })
         });
         g.bench_function(format!("compact_sorted t512/{label}"), |b| {
-            b.iter(|| black_box(e.compact_sorted(&dev, 512).expect("compact_sorted")))
+            b.iter(|| {
+                black_box(
+                    e.compact(&dev, 512, clpix::CompactOrder::LuminanceDescending)
+                        .expect("compact_sorted"),
+                )
+            })
         });
     }
     g.finish();
@@ -58,7 +68,7 @@ fn bench(c: &mut Criterion) {
             black_box(e.exclusive_scan_device(a).expect("scan"));
         }),
         ("array_stats", 4, |e, a| {
-            black_box(e.array_stats_device(a).expect("array_stats"));
+            black_box(e.array_stats(a).expect("array_stats"));
         }),
     ];
     for (name, bytes, op) in ops {

@@ -18,6 +18,7 @@ for l in sys.stdin:
   cargo build --release --examples
   for e in bench devices demo cold_start; do cp "target/release/examples/$e" .gpu/; done
   cp -r ../shared/anchors .gpu/anchors
+  cp -r cl .gpu/cl
   cp benches/gpu-sweep.sh .gpu/
   du -sh .gpu
   ;;
@@ -65,9 +66,9 @@ run)
     # cost (0.007-0.009 ms a pass on the H200), which only a build without it shows.
     for round in 1 2; do for f in 1 0; do
       echo "RADIX_SINGLE_DIGIT=$f"
-      CLPIX_BUILD_OPTIONS="-D RADIX_SINGLE_DIGIT=$f" ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image_sorted,compact_sorted 2>&1 | grep "^| compact"
+      ./bench --tune "build_options=-D RADIX_SINGLE_DIGIT=$f" --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image_sorted,compact_sorted 2>&1 | grep "^| compact"
     done; done 2>&1 | tee "$OUT/radix.txt"
-    for f in 1 0; do CLPIX_BUILD_OPTIONS="-D RADIX_SINGLE_DIGIT=$f" CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops compacted_image_sorted 2>&1 | grep "clpix profile" > "$OUT/profile_sorted_$f.txt"; done
+    for f in 1 0; do CLPIX_PROFILE=1 ./bench --tune "build_options=-D RADIX_SINGLE_DIGIT=$f" --size 8192 --reps 2 --backends opencl --device nvidia --ops compacted_image_sorted 2>&1 | grep "clpix profile" > "$OUT/profile_sorted_$f.txt"; done
     /tmp/cub_anchor 2>&1 | tee -a "$OUT/cub.txt"
     exit 0
   fi
@@ -85,21 +86,21 @@ run)
   ./bench --size 8192 --reps 25 --backends opencl --device nvidia --out "$OUT/bench.md" > /dev/null 2>&1
   cat "$OUT/bench.md"
   /tmp/cub_anchor 2>&1 | tee -a "$OUT/cub.txt"
-  # Variants: local histogram copies per group; the fused, radius-built and generic GPU blurs.
+  # Variants (the bench's --tune NAME=VALUE, clpix::tuning::SETTINGS): the fused, radius-built
+  # and generic GPU blurs.
   {
-    for r in 2 4; do echo "CLPIX_HISTOGRAM_REPLICAS=$r"; CLPIX_HISTOGRAM_REPLICAS=$r ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops histogram_rgba,histogram_luminance; done
     radii=blur_w2,blur_w4,blur_w6,blur_w8,blur_w12,blur_w16,blur_w20,blur_w25
-    for m in registers band radius two-pass; do echo "CLPIX_BLUR_GPU=$m"; CLPIX_BLUR_GPU=$m ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii; done
+    for m in registers band radius two-pass; do echo "blur.kernel=$m"; ./bench --tune blur.kernel=$m --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii; done
     # The radius-built passes on the tensor cores (NVIDIA's default from w = 6 to 64), one of them, or
     # neither (beyond w = 32 both or neither: the generic passes).
-    for t in 1 horizontal vertical 0; do echo "CLPIX_BLUR_GPU=radius CLPIX_BLUR_TENSOR=$t"; CLPIX_BLUR_GPU=radius CLPIX_BLUR_TENSOR=$t ./bench --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii,blur_w40,blur_w48,blur_w64; done
+    for t in 1 horizontal vertical 0; do echo "blur.kernel=radius blur.tensor=$t"; ./bench --tune blur.kernel=radius --tune blur.tensor=$t --size 8192 --reps 15 --backends opencl --device nvidia --ops $radii,blur_w40,blur_w48,blur_w64; done
     # The band kernel's shapes (work-items, channels, pixels, rows a step) beyond its defaults.
     for w in 20 25; do
-      for sh in 128,2,4,8 128,2,8,16 128,1,4,16 128,4,8,4; do echo "CLPIX_BLUR_BAND=$sh blur_w$w"; CLPIX_BLUR_GPU=band CLPIX_BLUR_BAND=$sh ./bench --size 8192 --reps 10 --backends opencl --device nvidia --ops blur_w$w 2>&1 | grep "^| blur"; done
+      for sh in 128,2,4,8 128,2,8,16 128,1,4,16 128,4,8,4; do echo "blur.band=$sh blur_w$w"; ./bench --tune blur.kernel=band --tune blur.band=$sh --size 8192 --reps 10 --backends opencl --device nvidia --ops blur_w$w 2>&1 | grep "^| blur"; done
     done
     for op in blur_w8 blur_w25; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -2; done
     # The opt-in single-pass scan-order compaction (a decoupled look-back with fallback).
-    echo "CLPIX_COMPACT_RELOCATE=lookback"; CLPIX_COMPACT_RELOCATE=lookback ./bench --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image,compact
+    echo "compact_relocate=lookback"; ./bench --tune compact_relocate=lookback --size 8192 --reps 25 --backends opencl --device nvidia --ops compacted_image,compact
     # Each kernel's time (CLPIX_PROFILE) of the compactions and the scan: which step costs what.
     for op in compacted_image compacted_image_sorted exclusive_scan; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -10; done
   } 2>&1 | tee "$OUT/variants.txt"

@@ -3,7 +3,7 @@
 //! `examples/bench`, never in timed tests.
 
 use clpix::Engine;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn engines() -> Vec<Engine> {

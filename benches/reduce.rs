@@ -2,7 +2,7 @@
 //! Speed targets are checked here and in `examples/bench`, never in timed tests.
 
 use clpix::Engine;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn engines() -> Vec<Engine> {
@@ -31,7 +31,12 @@ fn bench(c: &mut Criterion) {
         let label = e.backend().to_string();
         let dev = e.upload(&img).expect("upload");
         g.bench_function(format!("brightest/{label}"), |b| {
-            b.iter(|| black_box(e.brightest(&dev).expect("brightest")))
+            b.iter(|| {
+                black_box(
+                    e.extreme(&dev, clpix::Extreme::Brightest)
+                        .expect("brightest"),
+                )
+            })
         });
         g.bench_function(format!("luminance_stats/{label}"), |b| {
             b.iter(|| black_box(e.luminance_stats(&dev).expect("stats")))

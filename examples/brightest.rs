@@ -21,8 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (path, json) = (&cli.image, cli.json);
     let img = image::open(path)?.to_rgba8();
     let engine = Engine::new()?;
-    let b = engine.brightest(&img)?;
-    let d = engine.darkest(&img)?;
+    let b = engine.extreme(&img, clpix::Extreme::Brightest)?;
+    let d = engine.extreme(&img, clpix::Extreme::Darkest)?;
     let s = engine.luminance_stats(&img)?;
     if json {
         let hit = |h: &clpix::PixelHit| {

@@ -81,11 +81,15 @@ fn run_op(e: &Engine, op: &str, img: &image::RgbaImage) -> clpix::Result<()> {
                 .into_iter()
                 .try_for_each(|t| t.join().unwrap_or(Ok(())))
         }),
-        "brightest" => e.brightest(img).map(drop),
+        "brightest" => e.extreme(img, clpix::Extreme::Brightest).map(drop),
         "luminance_stats" => e.luminance_stats(img).map(drop),
         "histogram_rgba" => e.histogram_rgba(img).map(drop),
-        "brightest_k" => e.brightest_k(img, 8, 20.0).map(drop),
-        "compact" => e.compact(img, 600).map(drop),
+        "brightest_k" => e
+            .extremes(img, clpix::Extreme::Brightest, 8, 20.0)
+            .map(drop),
+        "compact" => e
+            .compact(img, 600, clpix::CompactOrder::ScanOrder)
+            .map(drop),
         "compacted_image_sorted" => e
             .compacted_image(img, 600, CompactOrder::LuminanceDescending)
             .map(drop),

@@ -56,9 +56,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let start = Instant::now();
     let hits = if sorted {
-        engine.compact_sorted(&img, threshold)?
+        engine.compact(&img, threshold, clpix::CompactOrder::LuminanceDescending)?
     } else {
-        engine.compact(&img, threshold)?
+        engine.compact(&img, threshold, clpix::CompactOrder::ScanOrder)?
     };
     let elapsed = start.elapsed();
 
@@ -84,7 +84,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             img.width(),
             img.height(),
             threshold,
-            if sorted { "luminance_descending" } else { "scan" },
+            if sorted {
+                "luminance_descending"
+            } else {
+                "scan"
+            },
             json_escape(&engine.backend().to_string()),
             hits.len()
         );

@@ -205,7 +205,7 @@ fn run_jobs<'scope, 'env>(
     );
 
     let t = Instant::now();
-    let b = engine.brightest(&dev)?;
+    let b = engine.extreme(&dev, clpix::Extreme::Brightest)?;
     report(
         "brightest",
         backend,
@@ -213,7 +213,7 @@ fn run_jobs<'scope, 'env>(
         format!("({}, {}) L={} rgba={:?}", b.x, b.y, b.luminance, b.rgba),
     );
     let t = Instant::now();
-    let d = engine.darkest(&dev)?;
+    let d = engine.extreme(&dev, clpix::Extreme::Darkest)?;
     report(
         "darkest",
         backend,
@@ -238,7 +238,7 @@ fn run_jobs<'scope, 'env>(
 
     // Markers: the 8 brightest pixels at least 20 pixels apart (one per bright blob).
     let t = Instant::now();
-    let markers = engine.brightest_k(&dev, 8, 20.0)?;
+    let markers = engine.extremes(&dev, clpix::Extreme::Brightest, 8, 20.0)?;
     report(
         "brightest_k",
         backend,
@@ -281,7 +281,7 @@ fn run_jobs<'scope, 'env>(
     // Compaction: input | kept pixels in scan order | sorted by luminance (the "mush of dots").
     let threshold = (s.mean as u16).min(1022);
     let t = Instant::now();
-    let kept = engine.compact(&dev, threshold)?;
+    let kept = engine.compact(&dev, threshold, clpix::CompactOrder::ScanOrder)?;
     report(
         "compact",
         backend,
@@ -543,11 +543,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             log::set_max_level(log::LevelFilter::Debug);
         }
     }
+    // SAFETY: no other thread has started yet (nothing else reads or writes the environment).
     if let Some(b) = cli.backend {
-        std::env::set_var("CLPIX_BACKEND", b.env_value());
+        unsafe { std::env::set_var("CLPIX_BACKEND", b.env_value()) };
     }
     if let Some(d) = &cli.device {
-        std::env::set_var("CLPIX_DEVICE", d);
+        // SAFETY: as above.
+        unsafe { std::env::set_var("CLPIX_DEVICE", d) };
     }
     let img = match &cli.image {
         Some(p) => image::open(p)?.to_rgba8(),

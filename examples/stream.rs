@@ -45,7 +45,7 @@ type PinnedJob<'a> = dyn Fn(&Engine, &&PinnedImage) -> clpix::Result<u64> + Sync
 type Job = fn(&Engine, &&image::RgbaImage) -> clpix::Result<u64>;
 
 fn brightest(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
-    let h = e.brightest(*f)?;
+    let h = e.extreme(*f, clpix::Extreme::Brightest)?;
     Ok(((h.y as u64) << 32) | h.x as u64)
 }
 
@@ -139,8 +139,11 @@ fn main() -> clpix::Result<()> {
         .map(|i| &distinct[i % distinct.len()])
         .collect();
     if let Some(q) = &cli.device {
-        std::env::set_var("CLPIX_DEVICE", q);
-        std::env::set_var("CLPIX_BACKEND", "opencl");
+        // SAFETY: no OpenCL driver is loaded yet, and rayon's idle threads read no variable.
+        unsafe {
+            std::env::set_var("CLPIX_DEVICE", q);
+            std::env::set_var("CLPIX_BACKEND", "opencl");
+        }
     }
     let engine = Engine::new()?;
     let everything = match cli.no_pool {
@@ -271,7 +274,7 @@ fn pinned_rows(
         Ok(sum)
     };
     let brightest_pinned = |e: &Engine, f: &&PinnedImage| -> clpix::Result<u64> {
-        let h = e.brightest(*f)?;
+        let h = e.extreme(*f, clpix::Extreme::Brightest)?;
         Ok(((h.y as u64) << 32) | h.x as u64)
     };
     let jobs: [(&str, &PinnedJob<'_>); 2] = [

@@ -1,11 +1,10 @@
 //! The [`Engine`]: which backend runs the operations, and how it was chosen.
 
-use crate::cl::{self, ClEngine, Defines, DeviceInfo, DeviceType};
-use crate::config::{env_buffer_cap, EngineConfig, EnvChoice, KernelLayout, Tuning};
-use crate::device::{check_array_len, download, host_copy, ArrayStorage, DeviceArray};
+use crate::device::{ArrayStorage, DeviceArray, check_array_len, download, host_copy};
 use crate::device::{DeviceImage, DeviceImageF32, ImageInput, PooledBuffer, Storage, StorageF32};
 use crate::error::{Error, Result};
-use crate::image::{check_pixel_count, ImageView};
+use crate::image::{ImageView, check_pixel_count};
+use crate::opencl::{self, ClEngine, DeviceInfo};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,9 +34,9 @@ pub enum BackendKind {
 /// ```
 #[derive(Debug, Clone)]
 pub struct BackendInfo {
-    kind: BackendKind,
-    description: String,
-    reason: Option<String>,
+    pub(crate) kind: BackendKind,
+    pub(crate) description: String,
+    pub(crate) reason: Option<String>,
 }
 
 impl BackendInfo {
@@ -87,150 +86,32 @@ pub(crate) enum Backend {
 /// let engine = Engine::new()?; // OpenCL GPU if there is one, else rayon
 /// println!("running on {}", engine.backend());
 /// let img = image::RgbaImage::from_fn(64, 48, |x, y| image::Rgba([x as u8, y as u8, 0, 255]));
-/// let hit = engine.brightest(&img)?;
+/// let hit = engine.extreme(&img, clpix::Extreme::Brightest)?;
 /// assert_eq!((hit.x, hit.y), (63, 47));
 /// # Ok::<(), clpix::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct Engine {
     pub(crate) backend: Backend,
-    info: BackendInfo,
+    pub(crate) info: BackendInfo,
     /// An automatic engine answers from the CPU when a kernel fails to build or needs more than
     /// the device allows, and says so.
-    fallback_on_device_error: bool,
+    pub(crate) fallback_on_device_error: bool,
     /// Whether small calls whose programs are not built yet answer from the CPU (see
     /// [`dispatch`](Self::dispatch)): engines made by `Engine::new`, or configured with
     /// `cpu_fallback`.
-    answer_while_building: bool,
+    pub(crate) answer_while_building: bool,
 }
 
-fn cpu_description() -> String {
+pub(crate) fn cpu_description() -> String {
     format!("CPU: rayon, {} threads", rayon::current_num_threads())
 }
 
-fn cl_description(d: &DeviceInfo) -> String {
+pub(crate) fn cl_description(d: &DeviceInfo) -> String {
     format!("OpenCL: {} ({} {})", d.name, d.platform, d.driver_version)
 }
 
 impl Engine {
-    /// Chooses automatically, honouring `CLPIX_BACKEND=auto|cpu|opencl` and
-    /// `CLPIX_DEVICE=<index or name substring>`.
-    ///
-    /// Auto takes the best GPU or accelerator. With only a CPU OpenCL driver (PoCL) it takes the
-    /// rayon path, which measured as fast or faster on the same cores. No loader, no platform,
-    /// no device, or a kernel that does not build: auto falls back to the CPU, logs a warning and
-    /// says why in [`backend()`](Self::backend). An explicit `opencl` returns the error instead.
-    ///
-    /// On a GPU or accelerator, the engine also answers a call of at most
-    /// [`Tuning::host_while_building`](crate::Tuning::host_while_building) pixels or elements
-    /// (2^20 by default) from the CPU, with the same bits, when a program the call needs is
-    /// neither built nor in the program cache, and builds it on a thread of its own for the
-    /// calls after: a short process does not wait seconds for a cold driver's compiler.
-    ///
-    /// ```
-    /// let engine = clpix::Engine::new()?;
-    /// println!("{}", engine.backend());
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn new() -> Result<Engine> {
-        let choice = EnvChoice::from_env()?;
-        if choice.backend == "cpu" {
-            return Ok(Engine::cpu());
-        }
-        // Read before any device is opened: a bad tuning value is an error, never a fallback.
-        let tuning = Tuning::from_env()?;
-        let config = EngineConfig {
-            max_buffer_bytes: choice.max_buffer_bytes,
-            layout: KernelLayout::Auto,
-            tuning: Some(tuning),
-            cpu_fallback: choice.backend != "opencl",
-        };
-        match choice.backend.as_str() {
-            "opencl" => {
-                let info = match &choice.device {
-                    Some(q) => cl::find_device(q)?,
-                    None => cl::best_device()?,
-                };
-                // Errors surface, but small first calls need not wait for a compiler either.
-                let mut engine = Engine::open_config(&info, &config, None)?;
-                engine.answer_while_building = true;
-                Ok(engine)
-            }
-            _ => Ok(Engine::auto(choice.device.as_deref(), &config)),
-        }
-    }
-
-    fn auto(device: Option<&str>, config: &EngineConfig) -> Engine {
-        let fallback = |why: String| {
-            log::warn!("clpix: using the CPU backend: {why}");
-            Engine {
-                backend: Backend::Cpu,
-                info: BackendInfo {
-                    kind: BackendKind::Cpu,
-                    description: cpu_description(),
-                    reason: Some(format!("auto: {why}")),
-                },
-                fallback_on_device_error: false,
-                answer_while_building: false,
-            }
-        };
-        let info = match device {
-            Some(q) => cl::find_device(q),
-            None => cl::best_device(),
-        };
-        let info = match info {
-            Ok(i) => i,
-            Err(e) => return fallback(e.to_string()),
-        };
-        if device.is_none() && info.device_type == DeviceType::Cpu {
-            return fallback(format!(
-                "only a CPU OpenCL device ({}) was found; rayon on the same cores is as fast",
-                info.name
-            ));
-        }
-        let why = format!("auto: best device, a {}", info.device_type);
-        match Engine::open_config(&info, config, Some(why)) {
-            Ok(e) => e,
-            Err(e) => fallback(e.to_string()),
-        }
-    }
-
-    /// Opens a device with the environment's tuning, in the automatic layout.
-    fn open_env(info: &DeviceInfo, cap: Option<u64>) -> Result<Engine> {
-        let config = EngineConfig {
-            max_buffer_bytes: cap,
-            ..EngineConfig::default()
-        };
-        Engine::open_config(info, &config, None)
-    }
-
-    /// Opens a device and builds the reduction program, so that a driver whose compiler fails
-    /// is found at construction rather than at the first call.
-    fn open_config(
-        info: &DeviceInfo,
-        config: &EngineConfig,
-        reason: Option<String>,
-    ) -> Result<Engine> {
-        let cl = Arc::new(ClEngine::open(
-            info,
-            config.max_buffer_bytes,
-            config.layout,
-            config.resolved_tuning()?,
-        )?);
-        // The first kernel most callers run: a device whose compiler fails shows it here.
-        cl.program_for(crate::ops::reduce::kernels::LUMA_ARGBEST, Defines::NONE)?;
-        Ok(Engine {
-            backend: Backend::OpenCl(cl),
-            info: BackendInfo {
-                kind: BackendKind::OpenCl,
-                description: cl_description(info),
-                reason,
-            },
-            fallback_on_device_error: config.cpu_fallback,
-            answer_while_building: config.cpu_fallback,
-        })
-    }
-
     /// The rayon backend on the host CPU (uses rayon's global thread pool).
     ///
     /// ```
@@ -248,70 +129,6 @@ impl Engine {
             fallback_on_device_error: false,
             answer_while_building: false,
         }
-    }
-
-    /// The best OpenCL device of any type (GPU, then accelerator, then CPU); an error if there
-    /// is none or its compiler fails. Honours `CLPIX_MAX_BUFFER_BYTES`.
-    ///
-    /// ```
-    /// match clpix::Engine::opencl() {
-    ///     Ok(e) => println!("{}", e.backend()),
-    ///     Err(e) => println!("no OpenCL: {e}"),
-    /// }
-    /// ```
-    pub fn opencl() -> Result<Engine> {
-        Engine::open_env(&cl::best_device()?, env_buffer_cap()?)
-    }
-
-    /// A specific device from [`devices()`](crate::devices). Honours `CLPIX_MAX_BUFFER_BYTES`.
-    ///
-    /// ```
-    /// for d in clpix::devices().unwrap_or_default() {
-    ///     let engine = clpix::Engine::with_device(&d)?;
-    ///     println!("{}", engine.backend());
-    /// }
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn with_device(device: &DeviceInfo) -> Result<Engine> {
-        Engine::open_env(device, env_buffer_cap()?)
-    }
-
-    /// Like [`with_device`](Self::with_device), with single buffers capped at
-    /// `max_buffer_bytes`: larger images are processed in parts (and give the same results).
-    ///
-    /// ```
-    /// for d in clpix::devices().unwrap_or_default() {
-    ///     let engine = clpix::Engine::with_device_capped(&d, 1 << 20)?;
-    ///     println!("{}", engine.backend());
-    /// }
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn with_device_capped(device: &DeviceInfo, max_buffer_bytes: u64) -> Result<Engine> {
-        Engine::open_env(device, Some(max_buffer_bytes))
-    }
-
-    /// A specific device with explicit settings (see [`EngineConfig`]): the tuning variables are
-    /// read only where `config.tuning` is `None`, and `CLPIX_MAX_BUFFER_BYTES` not at all.
-    ///
-    /// ```
-    /// use clpix::{Engine, EngineConfig, KernelLayout};
-    /// let config = EngineConfig {
-    ///     max_buffer_bytes: Some(64 << 20),
-    ///     layout: KernelLayout::Auto,
-    ///     tuning: None,
-    ///     cpu_fallback: true,
-    /// };
-    /// for d in clpix::devices().unwrap_or_default() {
-    ///     println!("{}", Engine::with_device_config(&d, &config)?.backend());
-    /// }
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn with_device_config(device: &DeviceInfo, config: &EngineConfig) -> Result<Engine> {
-        let reason = match config.layout {
-            KernelLayout::Auto => None,
-            l => Some(format!("kernel layout forced to {l:?}")),
-        };
-        Engine::open_config(device, config, reason)
     }
 
     /// What runs, and why (see [`BackendInfo`]).
@@ -353,7 +170,7 @@ impl Engine {
     /// }
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn programs(&self) -> Vec<crate::ProgramRecord> {
+    pub fn programs(&self) -> Vec<crate::opencl::ProgramRecord> {
         match &self.backend {
             Backend::OpenCl(cl) => cl.records(),
             Backend::Cpu => Vec::new(),
@@ -363,7 +180,7 @@ impl Engine {
     /// Waits until every program building in the background, and every program binary being
     /// stored in the persistent cache, has finished. The first GPU blur
     /// at a radius runs the generic passes while its radius-built programs build on a thread
-    /// (same bits; `CLPIX_BUILD_WAIT=1` waits instead); a benchmark or a caller that wants
+    /// (same bits; `build_wait=1` waits instead); a benchmark or a caller that wants
     /// the specialised kernels from the next call on calls this first, or
     /// [`warm_up`](Self::warm_up). Dropping the engine waits too; an engine that is never
     /// dropped (a `static`) should be waited for before the process exits: a build still
@@ -400,12 +217,12 @@ impl Engine {
     ///
     /// ```
     /// let engine = clpix::Engine::cpu();
-    /// engine.brightest(&image::RgbaImage::new(2, 2))?;
+    /// engine.extreme(&image::RgbaImage::new(2, 2), clpix::Extreme::Brightest)?;
     /// assert!(engine.last_kernel_time().is_none());
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn last_kernel_time(&self) -> Option<Duration> {
-        cl::last_kernel_ns().map(|(sum, _)| Duration::from_nanos(sum))
+        opencl::last_kernel_ns().map(|(sum, _)| Duration::from_nanos(sum))
     }
 
     /// Device time of this thread's last OpenCL operation from its first kernel's start to its
@@ -415,14 +232,14 @@ impl Engine {
     ///
     /// ```
     /// let engine = clpix::Engine::new()?;
-    /// engine.compact(&image::RgbaImage::new(64, 64), 0)?;
+    /// engine.compact(&image::RgbaImage::new(64, 64), 0, clpix::CompactOrder::ScanOrder)?;
     /// if let (Some(sum), Some(span)) = (engine.last_kernel_time(), engine.last_kernel_span()) {
     ///     println!("kernels {sum:?}, first start to last end {span:?}");
     /// }
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn last_kernel_span(&self) -> Option<Duration> {
-        cl::last_kernel_ns().map(|(_, span)| Duration::from_nanos(span))
+        opencl::last_kernel_ns().map(|(_, span)| Duration::from_nanos(span))
     }
 
     /// Copies an image to the engine (device memory on OpenCL, host memory on the CPU), for
@@ -432,7 +249,7 @@ impl Engine {
     /// let engine = clpix::Engine::new()?;
     /// let img = image::RgbaImage::from_pixel(5, 3, image::Rgba([200, 10, 10, 255]));
     /// let dev = engine.upload(&img)?;
-    /// assert_eq!(engine.brightest(&dev)?, engine.brightest(&img)?);
+    /// assert_eq!(engine.extreme(&dev, clpix::Extreme::Brightest)?, engine.extreme(&img, clpix::Extreme::Brightest)?);
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn upload<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<DeviceImage> {
@@ -512,12 +329,12 @@ impl Engine {
     /// assert_eq!(img.as_bytes().len(), 640 * 480 * 4);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn pinned_image(&self, width: u32, height: u32) -> Result<crate::PinnedImage> {
+    pub fn pinned_image(&self, width: u32, height: u32) -> Result<crate::device::PinnedImage> {
         let cl = match &self.backend {
             Backend::OpenCl(cl) => Some(cl),
             Backend::Cpu => None,
         };
-        crate::PinnedImage::new(cl, width, height)
+        crate::device::PinnedImage::new(cl, width, height)
     }
 
     /// Copies `data` to the engine: a device buffer on OpenCL, host memory on the CPU engine.
@@ -616,11 +433,40 @@ impl Engine {
         download_f32(img)
     }
 
+    /// The one path of an operation whose input an engine may hold (a device array or image):
+    /// where this OpenCL engine holds it (`held` gives its buffers), `device` runs through
+    /// [`dispatch`](Self::dispatch), with `cpu` (the CPU path on the input read back) as its
+    /// fallback; on the CPU engine, `cpu`; where another engine holds it, `elsewhere` (the
+    /// operation's path for an input in host memory, which reads it back).
+    pub(crate) fn dispatch_held<B, T>(
+        &self,
+        operation: &'static str,
+        work: u64,
+        held: impl FnOnce(&Arc<ClEngine>) -> Option<Result<B>>,
+        cpu: impl FnOnce() -> Result<T>,
+        device: impl FnOnce(&Arc<ClEngine>, B) -> Result<T>,
+        elsewhere: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        match &self.backend {
+            Backend::Cpu => {
+                opencl::set_last_kernel_ns(None);
+                cpu()
+            }
+            Backend::OpenCl(cl) => match held(cl) {
+                Some(buffers) => {
+                    let buffers = buffers?;
+                    self.dispatch(operation, work, cpu, |cl| device(cl, buffers))
+                }
+                None => elsewhere(),
+            },
+        }
+    }
+
     /// Runs `cpu` on the CPU backend and `cl` on an OpenCL backend, for a call over `work`
     /// pixels or elements. An automatic engine whose kernel fails to build, or needs more than
     /// the device allows ([`Error::DeviceLimit`]), answers from the CPU instead (identical
     /// results), with a warning; and one whose call needs a program not built yet answers a
-    /// call of at most [`Tuning::host_while_building`](crate::Tuning::host_while_building)
+    /// call of at most [`Tuning::host_while_building`](crate::tuning::Tuning::host_while_building)
     /// `work` from the CPU while the program builds on a thread of its own.
     pub(crate) fn dispatch<T>(
         &self,
@@ -631,12 +477,12 @@ impl Engine {
     ) -> Result<T> {
         match &self.backend {
             Backend::Cpu => {
-                cl::set_last_kernel_ns(None);
+                opencl::set_last_kernel_ns(None);
                 cpu()
             }
             Backend::OpenCl(c) => {
                 let result = match self.answer_while_building && c.defers_builds_for(work) {
-                    true => cl::with_builds_deferred(c, || cl(c)),
+                    true => opencl::with_builds_deferred(c, || cl(c)),
                     false => cl(c),
                 };
                 match result {
@@ -645,7 +491,7 @@ impl Engine {
                             "clpix: {operation} answered by the CPU while the {program} \
                              program builds"
                         );
-                        cl::set_last_kernel_ns(None);
+                        opencl::set_last_kernel_ns(None);
                         cpu()
                     }
                     Err(
@@ -654,7 +500,7 @@ impl Engine {
                         | Error::DeviceLimit { .. }),
                     ) if self.fallback_on_device_error => {
                         log::warn!("clpix: {operation} runs on the CPU: {e}");
-                        cl::set_last_kernel_ns(None);
+                        opencl::set_last_kernel_ns(None);
                         cpu()
                     }
                     r => r,

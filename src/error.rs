@@ -92,6 +92,18 @@ pub enum Error {
         /// What it may be.
         expected: &'static str,
     },
+    /// A tuning setting ([`Tuning::set`](crate::tuning::Tuning::set)) has a name or value
+    /// clpix does not understand, or forces a kernel variant this device cannot run.
+    #[error("tuning setting {setting}={value:?} is not understood: {expected}")]
+    InvalidTuning {
+        /// The setting (a field of [`Tuning`](crate::tuning::Tuning), such as
+        /// `compact_relocate` or `blur.band`).
+        setting: &'static str,
+        /// Its value.
+        value: String,
+        /// What it may be.
+        expected: &'static str,
+    },
     /// An OpenCL call failed.
     #[error("OpenCL error {code} ({name}) in {call}")]
     OpenCl {
@@ -191,7 +203,7 @@ impl Error {
     ///
     /// ```
     /// use clpix::{Engine, Error};
-    /// let err = Engine::cpu().brightest(&image::RgbaImage::new(0, 0)).unwrap_err();
+    /// let err = Engine::cpu().extreme(&image::RgbaImage::new(0, 0), clpix::Extreme::Brightest).unwrap_err();
     /// assert!(!err.is_device_failure()); // an empty image is the input's fault
     /// ```
     pub fn is_device_failure(&self) -> bool {

@@ -3,29 +3,51 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 // Layers, bottom to top; each imports only from those above it in this list.
-mod cl;
 mod config;
 mod cpu;
 mod device;
 mod engine;
 mod error;
 mod image;
+mod open;
+mod opencl;
 mod ops;
 mod pool;
 mod spec;
 
-pub use crate::cl::{devices, DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord};
-pub use crate::config::{
-    BlurBand, BlurF32Kernel, BlurKernel, BlurTuning, CompactRelocation, EngineConfig, KernelLayout,
-    ProgramCache, ProgramUnit, ScanKernel, Staging, Tuning,
+pub use crate::config::{EngineConfig, KernelLayout};
+pub use crate::device::{
+    ArrayInput, DeviceArray, DeviceImage, DeviceImageF32, ImageInput, PinnedImage,
 };
-pub use crate::device::{DeviceArray, DeviceImage, DeviceImageF32, ImageInput, PinnedImage};
 pub use crate::engine::{BackendInfo, BackendKind, Engine};
 pub use crate::error::{Error, Result};
 pub use crate::image::ImageView;
+pub use crate::opencl::{DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord, devices};
 pub use crate::ops::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::ops::compact::CompactOrder;
 pub use crate::ops::histogram::{LuminanceHistogram, RgbaHistogram};
 pub use crate::ops::reduce::{ArrayStats, LuminanceStats};
-pub use crate::pool::{EnginePool, FrameResults, DEFAULT_IN_FLIGHT};
-pub use crate::spec::{luminance, PixelHit, MAX_LUMINANCE};
+pub use crate::pool::{DEFAULT_IN_FLIGHT, EnginePool, FrameResults};
+pub use crate::spec::{Extreme, MAX_LUMINANCE, PixelHit, luminance};
+
+/// Kernel variants, transfers and diagnostics of an OpenCL engine, set in code and given through
+/// [`EngineConfig::tuning`]: every setting by name ([`tuning::SETTINGS`],
+/// [`tuning::Tuning::set`]), the few a user sets by environment variable
+/// ([`tuning::Tuning::from_env`]), and the types of the forced variants. Nothing here changes a
+/// result: every variant gives the same bits.
+///
+/// ```
+/// let mut t = clpix::tuning::Tuning::default();
+/// t.set("scan", "three-pass")?;
+/// let config = clpix::EngineConfig { tuning: Some(t), ..Default::default() };
+/// for d in clpix::devices().unwrap_or_default() {
+///     println!("{}", clpix::Engine::with_device_config(&d, &config)?.backend());
+/// }
+/// # Ok::<(), clpix::Error>(())
+/// ```
+pub mod tuning {
+    pub use crate::config::{
+        BlurBand, BlurF32Kernel, BlurKernel, BlurTuning, CompactRelocation, ProgramCache,
+        ProgramUnit, SETTINGS, ScanKernel, Staging, Tuning,
+    };
+}

@@ -56,8 +56,8 @@ type Results = (
 
 fn run_all<'a>(engine: &Engine, input: impl Into<clpix::ImageInput<'a>> + Copy, t: u16) -> Results {
     (
-        engine.compact(input, t),
-        engine.compact_sorted(input, t),
+        engine.compact(input, t, clpix::CompactOrder::ScanOrder),
+        engine.compact(input, t, clpix::CompactOrder::LuminanceDescending),
         engine.compacted_image(input, t, CompactOrder::ScanOrder),
         engine.compacted_image(input, t, CompactOrder::LuminanceDescending),
     )
@@ -173,7 +173,7 @@ fn make_array(len: usize, content: ArrayContent, seed: u64) -> Vec<u32> {
 fn stats_on(e: &Engine, v: &[u32]) -> Result<(ArrayStats, Option<ArrayStats>), String> {
     let host = e.array_stats(v).map_err(|err| err.to_string())?;
     let device = match e.upload_array(v) {
-        Ok(a) => Some(e.array_stats_device(&a).map_err(|err| err.to_string())?),
+        Ok(a) => Some(e.array_stats(&a).map_err(|err| err.to_string())?),
         Err(Error::TooLargeForDevice { .. }) => None,
         Err(err) => return Err(err.to_string()),
     };
@@ -379,7 +379,7 @@ fn empty_arrays_have_no_stats_and_capped_arrays_are_errors() {
         assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
         assert!(err.to_string().contains("at least one element"), "{err}");
         let a = e.upload_array(&[]).unwrap();
-        let err = e.array_stats_device(&a).unwrap_err();
+        let err = e.array_stats(&a).unwrap_err();
         assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
     }
     // 4 KiB buffers: 1024 u32. A larger device array is an error; its host slice is reduced in
@@ -416,15 +416,15 @@ fn arrays_move_between_engines() {
         let a = e.upload_array(&v).unwrap();
         let s = cpu.exclusive_scan_device(&a).unwrap();
         assert_eq!(cpu.download_array(&s).unwrap(), scan_ref(&v));
-        assert_eq!(cpu.array_stats_device(&a).unwrap(), stats_ref(&v));
+        assert_eq!(cpu.array_stats(&a).unwrap(), stats_ref(&v));
         let h = cpu.upload_array(&v).unwrap();
         let s = e.exclusive_scan_device(&h).unwrap();
         assert_eq!(e.download_array(&s).unwrap(), scan_ref(&v));
-        assert_eq!(e.array_stats_device(&h).unwrap(), stats_ref(&v));
+        assert_eq!(e.array_stats(&h).unwrap(), stats_ref(&v));
         // An array of another OpenCL engine (another context): read back, same results.
         for other in opencl_engines().iter().take(1) {
             let o = other.upload_array(&v).unwrap();
-            assert_eq!(e.array_stats_device(&o).unwrap(), stats_ref(&v));
+            assert_eq!(e.array_stats(&o).unwrap(), stats_ref(&v));
         }
     }
 }
@@ -454,7 +454,9 @@ fn edge_cases_on_every_backend() {
         }
     }
     let last = cases.last().expect("edge cases");
-    let hits = Engine::cpu().compact(last.view(), 1000).unwrap();
+    let hits = Engine::cpu()
+        .compact(last.view(), 1000, clpix::CompactOrder::ScanOrder)
+        .unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(
         (hits[0].x, hits[0].y, hits[0].rgba),
@@ -513,11 +515,11 @@ fn bad_thresholds_are_errors_and_empty_images_give_empty_results() {
     for e in all_engines() {
         for t in [1024u16, u16::MAX] {
             assert!(matches!(
-                e.compact(img.view(), t),
+                e.compact(img.view(), t, clpix::CompactOrder::ScanOrder),
                 Err(Error::InvalidParameter { .. })
             ));
             assert!(matches!(
-                e.compact_sorted(img.view(), t),
+                e.compact(img.view(), t, clpix::CompactOrder::LuminanceDescending),
                 Err(Error::InvalidParameter { .. })
             ));
             assert!(matches!(
@@ -525,8 +527,16 @@ fn bad_thresholds_are_errors_and_empty_images_give_empty_results() {
                 Err(Error::InvalidParameter { .. })
             ));
         }
-        assert!(e.compact(empty, 0).unwrap().is_empty());
-        assert!(e.compact_sorted(empty, 0).unwrap().is_empty());
+        assert!(
+            e.compact(empty, 0, clpix::CompactOrder::ScanOrder)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            e.compact(empty, 0, clpix::CompactOrder::LuminanceDescending)
+                .unwrap()
+                .is_empty()
+        );
         let out = e
             .compacted_image(empty, 0, CompactOrder::LuminanceDescending)
             .unwrap();

@@ -45,7 +45,7 @@ fn the_demo_writes_valid_pictures_on_every_backend() {
 /// demo), an unknown flag is an error, and the documented flags parse.
 #[test]
 fn the_demo_command_line_is_parsed_by_clap() {
-    use clap::{error::ErrorKind, CommandFactory, Parser};
+    use clap::{CommandFactory, Parser, error::ErrorKind};
     demo::Cli::command().debug_assert();
     for help in ["--help", "-h"] {
         let err = demo::Cli::try_parse_from(["demo", help]).unwrap_err();
@@ -89,7 +89,7 @@ fn the_demo_command_line_is_parsed_by_clap() {
 /// combination that benches/gpu-sweep.sh passes parses, with its operation names known.
 #[test]
 fn the_bench_command_line_is_parsed_by_clap() {
-    use clap::{error::ErrorKind, CommandFactory, Parser};
+    use clap::{CommandFactory, Parser, error::ErrorKind};
     bench::Cli::command().debug_assert();
     let err = bench::Cli::try_parse_from(["bench", "--help"]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::DisplayHelp);
@@ -129,6 +129,10 @@ fn the_bench_command_line_is_parsed_by_clap() {
         ),
         ("$op", "compacted_image"),
         ("$w", "20"),
+        ("$f", "0"),
+        ("$m", "two-pass"),
+        ("$t", "horizontal"),
+        ("$sh", "128,2,4,8"),
         ("$OUT", "/tmp"),
     ];
     // `$name` replaced by its value.
@@ -157,14 +161,32 @@ fn the_bench_command_line_is_parsed_by_clap() {
             // The arguments end at the redirections, pipes and `;`.
             let call = call.split(" 2>").next().unwrap();
             let call = call.split(['|', '>', ';']).next().unwrap();
-            let call = expand(call).replace('"', "");
-            let args: Vec<&str> = std::iter::once("bench")
-                .chain(call.split_whitespace())
-                .collect();
+            let call = expand(call);
+            // Words as the shell splits them: whitespace outside double quotes.
+            let mut args = vec![String::from("bench")];
+            let (mut word, mut quoted) = (None::<String>, false);
+            for c in call.chars() {
+                match c {
+                    '"' => {
+                        quoted = !quoted;
+                        word.get_or_insert_with(String::new);
+                    }
+                    c if c.is_whitespace() && !quoted => args.extend(word.take()),
+                    c => word.get_or_insert_with(String::new).push(c),
+                }
+            }
+            args.extend(word);
             let cli = bench::Cli::try_parse_from(&args)
                 .unwrap_or_else(|e| panic!("gpu-sweep.sh calls bench with {args:?}: {e}"));
             for op in cli.ops.iter().flatten() {
                 assert!(known.contains(&op.as_str()), "{op} in {args:?}");
+            }
+            // Every setting it tunes is one clpix takes.
+            for t in &cli.tune {
+                let (name, value) = t.split_once('=').expect("--tune NAME=VALUE");
+                clpix::tuning::Tuning::default()
+                    .set(name, value)
+                    .unwrap_or_else(|e| panic!("gpu-sweep.sh: --tune {t}: {e}"));
             }
             calls += 1;
         }

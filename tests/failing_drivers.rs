@@ -38,8 +38,15 @@ fn child_probe() {
             let img = image::RgbaImage::from_fn(37, 11, |x, y| {
                 image::Rgba([x as u8 * 5, y as u8 * 20, 3, 255])
             });
-            let hit = e.brightest(&img).expect("the engine it gave answers");
-            assert_eq!(hit, clpix::Engine::cpu().brightest(&img).unwrap());
+            let hit = e
+                .extreme(&img, clpix::Extreme::Brightest)
+                .expect("the engine it gave answers");
+            assert_eq!(
+                hit,
+                clpix::Engine::cpu()
+                    .extreme(&img, clpix::Extreme::Brightest)
+                    .unwrap()
+            );
             println!("BRIGHTEST_OK");
         }
         Err(e) => println!("ERROR={e:?}"),
@@ -112,7 +119,7 @@ fn a_platform_without_devices_falls_back() {
 }
 
 fn broken_kernel_dir(program: &str) -> PathBuf {
-    let broken = format!("{program}.cl");
+    let broken = format!("{program}/{program}.cl");
     common::kernel_dir_copy(&format!("broken-{program}"), |name, text| {
         if name == broken {
             // At file scope, so that it breaks every build of the file: a whole file's, and
@@ -166,6 +173,9 @@ fn bad_environment_values_are_errors() {
         out.contains("ERROR=NoSuchDevice") || out.contains("ERROR=OpenClUnavailable"),
         "{out}"
     );
-    let out = probe(&[("CLPIX_MAX_BUFFER_BYTES", "lots")]);
+    let out = probe(&[
+        ("CLPIX_CACHE_MAX_BYTES", "lots"),
+        ("CLPIX_BACKEND", "opencl"),
+    ]);
     assert!(out.contains("ERROR=InvalidEnvironment"), "{out}");
 }

@@ -5,8 +5,9 @@
 
 mod common;
 
-use clpix::{CompactOrder, Engine, EngineConfig, GaussianBlur, ProgramCache, Tuning};
-use common::{every_op, make_image, Content};
+use clpix::tuning::{ProgramCache, Tuning};
+use clpix::{CompactOrder, Engine, EngineConfig, GaussianBlur};
+use common::{Content, every_op, make_image};
 
 /// Each OpenCL device once.
 fn devices() -> Vec<clpix::DeviceInfo> {
@@ -209,10 +210,12 @@ fn a_program_in_the_persistent_cache_loads_on_the_callers_path() {
             d.name,
             second.programs()
         );
-        assert!(second
-            .programs()
-            .iter()
-            .any(|p| p.program == "blur" && p.origin == clpix::ProgramOrigin::Cache));
+        assert!(
+            second
+                .programs()
+                .iter()
+                .any(|p| p.program == "blur" && p.origin == clpix::ProgramOrigin::Cache)
+        );
         drop(second);
         let _ = std::fs::remove_dir_all(&dir);
     }

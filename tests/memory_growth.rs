@@ -22,7 +22,7 @@ fn ten_thousand_operations_do_not_grow_memory() {
         let run = |n: usize| {
             for i in 0..n {
                 match i % 3 {
-                    0 => drop(e.brightest(&img).unwrap()),
+                    0 => drop(e.extreme(&img, clpix::Extreme::Brightest).unwrap()),
                     1 => drop(e.luminance_stats(&e.upload(&img).unwrap()).unwrap()),
                     _ => drop(every_op(e, (&img).into())),
                 }

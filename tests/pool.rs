@@ -4,9 +4,10 @@
 
 mod common;
 
-use clpix::{Border, Engine, EngineConfig, EnginePool, Error, GaussianBlur, KernelLayout, Tuning};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use clpix::tuning::Tuning;
+use clpix::{Border, Engine, EngineConfig, EnginePool, Error, GaussianBlur, KernelLayout};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Images of several sizes and contents (the first and last tiny, one empty).
 fn frames(n: usize) -> Vec<image::RgbaImage> {
@@ -30,11 +31,11 @@ fn frames(n: usize) -> Vec<image::RgbaImage> {
 
 /// Several operations' results on one frame, as text (values and errors alike).
 fn job(e: &Engine, img: &image::RgbaImage) -> clpix::Result<String> {
-    let hit = e.brightest(img)?;
+    let hit = e.extreme(img, clpix::Extreme::Brightest)?;
     let hist = e.histogram_rgba(img)?;
     let blur = GaussianBlur::new(3).border(Border::Reflect);
     let blurred = e.gaussian_blur(img, &blur)?;
-    let kept = e.compact(img, 600)?;
+    let kept = e.compact(img, 600, clpix::CompactOrder::ScanOrder)?;
     Ok(format!(
         "{hit:?} {:?} {:?} {}",
         &hist.counts[0][..8],
@@ -91,7 +92,7 @@ fn a_frames_error_is_its_own_and_later_frames_are_unaffected() {
         e.stream(
             imgs.iter(),
             3,
-            |e, img| e.brightest(*img),
+            |e, img| e.extreme(*img, clpix::Extreme::Brightest),
             |_, r| got.push(r),
         )
         .unwrap();
@@ -101,7 +102,12 @@ fn a_frames_error_is_its_own_and_later_frames_are_unaffected() {
             got[4]
         );
         for (i, img) in imgs.iter().enumerate().filter(|&(i, _)| i != 4) {
-            assert_eq!(got[i], Engine::cpu().brightest(img), "{}", e.backend());
+            assert_eq!(
+                got[i],
+                Engine::cpu().extreme(img, clpix::Extreme::Brightest),
+                "{}",
+                e.backend()
+            );
         }
     }
 }
@@ -135,13 +141,18 @@ fn a_stream_holds_at_most_its_window() {
 #[test]
 fn zero_frames_in_flight_is_an_error_and_no_frames_is_no_results() {
     let e = Engine::cpu();
-    let r = e.stream(frames(2), 0, |e, f| e.brightest(f), |_, _| {});
+    let r = e.stream(
+        frames(2),
+        0,
+        |e, f| e.extreme(f, clpix::Extreme::Brightest),
+        |_, _| {},
+    );
     assert!(matches!(r, Err(Error::InvalidParameter { .. })), "{r:?}");
     let mut n = 0;
     e.stream(
         Vec::<image::RgbaImage>::new(),
         2,
-        |e, f| e.brightest(f),
+        |e, f| e.extreme(f, clpix::Extreme::Brightest),
         |_, _| n += 1,
     )
     .unwrap();
@@ -179,7 +190,7 @@ fn the_pool_gives_one_engines_results_in_order() {
 /// no CPU fallback: every histogram job fails on it with `KernelSource`.
 fn broken_engines() -> Vec<Engine> {
     let dir = common::kernel_dir_copy("pool-broken", |_, _| {});
-    std::fs::remove_file(dir.join("histogram.cl")).unwrap();
+    std::fs::remove_file(dir.join("histogram/histogram.cl")).unwrap();
     let mut tuning = Tuning::default();
     tuning.kernel_dir = Some(dir);
     let config = EngineConfig {
@@ -222,10 +233,11 @@ fn a_device_that_fails_mid_batch_loses_and_reorders_nothing() {
         let alone =
             EnginePool::from_engines(broken_engines().into_iter().take(1).collect()).unwrap();
         let got = alone.map(&imgs, |e, i| e.histogram_rgba(i));
-        assert!(got
-            .iter()
-            .all(|r| matches!(r, Err(Error::KernelSource { .. }))));
-        let got = alone.map(&imgs, |e, i| e.brightest(i));
+        assert!(
+            got.iter()
+                .all(|r| matches!(r, Err(Error::KernelSource { .. })))
+        );
+        let got = alone.map(&imgs, |e, i| e.extreme(i, clpix::Extreme::Brightest));
         assert!(
             got.iter().all(|r| r.is_ok()),
             "its other programs still run"
@@ -239,7 +251,7 @@ fn a_device_that_fails_mid_batch_loses_and_reorders_nothing() {
 #[test]
 fn pinned_images_give_the_same_results() {
     let mut tuning = Tuning::default();
-    tuning.staging = clpix::Staging::SlotKib(16);
+    tuning.staging = clpix::tuning::Staging::SlotKib(16);
     let mut all = engines();
     all.extend(common::gpu_layout_engines_tuned(&tuning));
     for (i, src) in frames(6).iter().enumerate() {
@@ -304,10 +316,11 @@ fn stream_iter_yields_in_order_and_stops_when_dropped() {
         drop(it);
         let n = pulled.load(Ordering::SeqCst);
         assert!(n < 20, "{n} frames taken after the results were dropped");
-        assert!(e
-            .clone()
-            .stream_iter(Vec::<u8>::new(), 0, |_, _| Ok(()))
-            .is_err());
+        assert!(
+            e.clone()
+                .stream_iter(Vec::<u8>::new(), 0, |_, _| Ok(()))
+                .is_err()
+        );
     }
 }
 

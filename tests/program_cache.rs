@@ -9,7 +9,8 @@
 
 mod common;
 
-use clpix::{Engine, ProgramCache, ProgramOrigin, ProgramUnit, Tuning};
+use clpix::tuning::{ProgramCache, ProgramUnit, Tuning};
+use clpix::{Engine, ProgramOrigin};
 use common::*;
 use std::path::{Path, PathBuf};
 
@@ -43,9 +44,12 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 /// A few operations over three programs (reduce, histogram, compact), as text.
 fn some_ops(e: &Engine, img: &TestImage) -> Vec<String> {
     vec![
-        format!("{:?}", e.brightest(img.view())),
+        format!("{:?}", e.extreme(img.view(), clpix::Extreme::Brightest)),
         format!("{:?}", e.histogram_luminance(img.view())),
-        format!("{:?}", e.compact_sorted(img.view(), 200)),
+        format!(
+            "{:?}",
+            e.compact(img.view(), 200, clpix::CompactOrder::LuminanceDescending)
+        ),
     ]
 }
 

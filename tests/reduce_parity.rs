@@ -65,8 +65,8 @@ type Results = (
 
 fn run_all(engine: &Engine, view: ImageView<'_>) -> Results {
     (
-        engine.brightest(view),
-        engine.darkest(view),
+        engine.extreme(view, clpix::Extreme::Brightest),
+        engine.extreme(view, clpix::Extreme::Darkest),
         engine.luminance_stats(view),
     )
 }
@@ -74,8 +74,8 @@ fn run_all(engine: &Engine, view: ImageView<'_>) -> Results {
 fn run_device(engine: &Engine, view: ImageView<'_>) -> Results {
     let dev = engine.upload(view).expect("upload");
     (
-        engine.brightest(&dev),
-        engine.darkest(&dev),
+        engine.extreme(&dev, clpix::Extreme::Brightest),
+        engine.extreme(&dev, clpix::Extreme::Darkest),
         engine.luminance_stats(&dev),
     )
 }
@@ -118,8 +118,8 @@ fn ties_go_to_the_smallest_scan_index_on_every_backend() {
     let mut all = vec![Engine::cpu()];
     all.extend(opencl_engines());
     for e in &all {
-        let b = e.brightest(img.view()).unwrap();
-        let d = e.darkest(img.view()).unwrap();
+        let b = e.extreme(img.view(), clpix::Extreme::Brightest).unwrap();
+        let d = e.extreme(img.view(), clpix::Extreme::Darkest).unwrap();
         assert_eq!((b.x, b.y, d.x, d.y), (0, 0, 0, 0), "{}", e.backend());
     }
     // Two equal bright pixels: the earlier one in scan order wins, even across a part boundary.
@@ -130,7 +130,7 @@ fn ties_go_to_the_smallest_scan_index_on_every_backend() {
     }
     all.extend(capped_opencl_engines(4096));
     for e in &all {
-        let b = e.brightest(img.view()).unwrap();
+        let b = e.extreme(img.view(), clpix::Extreme::Brightest).unwrap();
         assert_eq!((b.x, b.y), (7, 250), "{}", e.backend());
     }
 }
@@ -144,17 +144,26 @@ fn empty_images_are_errors_not_panics() {
         let view = ImageView::new(&data, w, h).unwrap();
         for e in &all {
             assert!(
-                matches!(e.brightest(view), Err(Error::EmptyImage { .. })),
+                matches!(
+                    e.extreme(view, clpix::Extreme::Brightest),
+                    Err(Error::EmptyImage { .. })
+                ),
                 "{}",
                 e.backend()
             );
-            assert!(matches!(e.darkest(view), Err(Error::EmptyImage { .. })));
+            assert!(matches!(
+                e.extreme(view, clpix::Extreme::Darkest),
+                Err(Error::EmptyImage { .. })
+            ));
             assert!(matches!(
                 e.luminance_stats(view),
                 Err(Error::EmptyImage { .. })
             ));
             let dev = e.upload(view).unwrap();
-            assert!(matches!(e.brightest(&dev), Err(Error::EmptyImage { .. })));
+            assert!(matches!(
+                e.extreme(&dev, clpix::Extreme::Brightest),
+                Err(Error::EmptyImage { .. })
+            ));
             assert_eq!(e.download(&dev).unwrap().dimensions(), (w, h));
         }
     }
@@ -194,7 +203,10 @@ fn device_images_move_between_engines() {
     for e in opencl_engines() {
         let dev = e.upload(&img).unwrap();
         // A device image given to another engine is read back, not refused.
-        assert_eq!(cpu.brightest(&dev).unwrap(), cpu.brightest(&img).unwrap());
+        assert_eq!(
+            cpu.extreme(&dev, clpix::Extreme::Brightest).unwrap(),
+            cpu.extreme(&img, clpix::Extreme::Brightest).unwrap()
+        );
         assert_eq!(cpu.download(&dev).unwrap(), img);
         let back = cpu.upload(&dev).unwrap();
         assert_eq!(
@@ -208,7 +220,7 @@ fn device_images_move_between_engines() {
 fn opencl_profiles_its_kernels() {
     let img = make_image(512, 512, 0, Content::Random, 3).to_image();
     for e in opencl_engines() {
-        e.brightest(&img).unwrap();
+        e.extreme(&img, clpix::Extreme::Brightest).unwrap();
         assert!(e.last_kernel_time().is_some(), "{}", e.backend());
     }
 }

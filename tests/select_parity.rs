@@ -69,21 +69,21 @@ proptest! {
     #[test]
     fn cpu_matches_the_plain_reference(img in test_image(), k in k(), d in distance()) {
         let cpu = Engine::cpu();
-        prop_assert_eq!(cpu.brightest_k(img.view(), k, d).unwrap(), reference(&img, k, d, true));
-        prop_assert_eq!(cpu.darkest_k(img.view(), k, d).unwrap(), reference(&img, k, d, false));
+        prop_assert_eq!(cpu.extremes(img.view(), clpix::Extreme::Brightest, k, d).unwrap(), reference(&img, k, d, true));
+        prop_assert_eq!(cpu.extremes(img.view(), clpix::Extreme::Darkest, k, d).unwrap(), reference(&img, k, d, false));
     }
 
     #[test]
     fn opencl_matches_cpu_exactly(img in test_image(), k in k(), d in distance()) {
         let cpu = Engine::cpu();
-        let b = cpu.brightest_k(img.view(), k, d);
-        let dk = cpu.darkest_k(img.view(), k, d);
+        let b = cpu.extremes(img.view(), clpix::Extreme::Brightest, k, d);
+        let dk = cpu.extremes(img.view(), clpix::Extreme::Darkest, k, d);
         for e in engines() {
-            prop_assert_eq!(&e.brightest_k(img.view(), k, d), &b, "brightest_k on {}", e.backend());
-            prop_assert_eq!(&e.darkest_k(img.view(), k, d), &dk, "darkest_k on {}", e.backend());
+            prop_assert_eq!(&e.extremes(img.view(), clpix::Extreme::Brightest, k, d), &b, "brightest_k on {}", e.backend());
+            prop_assert_eq!(&e.extremes(img.view(), clpix::Extreme::Darkest, k, d), &dk, "darkest_k on {}", e.backend());
             let dev = e.upload(img.view()).unwrap();
-            prop_assert_eq!(&e.brightest_k(&dev, k, d), &b, "device brightest_k on {}", e.backend());
-            prop_assert_eq!(&e.darkest_k(&dev, k, d), &dk, "device darkest_k on {}", e.backend());
+            prop_assert_eq!(&e.extremes(&dev, clpix::Extreme::Brightest, k, d), &b, "device brightest_k on {}", e.backend());
+            prop_assert_eq!(&e.extremes(&dev, clpix::Extreme::Darkest, k, d), &dk, "device darkest_k on {}", e.backend());
         }
     }
 }
@@ -93,7 +93,9 @@ fn edge_cases_on_every_backend() {
     let constant = make_image(40, 30, 0, Content::Constant([50, 60, 70, 255]), 1);
     for e in std::iter::once(&Engine::cpu()).chain(engines()) {
         // All ties: scan order; with a distance, a grid of picks.
-        let top = e.brightest_k(constant.view(), 3, 0.0).unwrap();
+        let top = e
+            .extremes(constant.view(), clpix::Extreme::Brightest, 3, 0.0)
+            .unwrap();
         assert_eq!(
             top.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(),
             [(0, 0), (1, 0), (2, 0)],
@@ -101,27 +103,46 @@ fn edge_cases_on_every_backend() {
             e.backend()
         );
         assert_eq!(
-            e.brightest_k(constant.view(), 5, 10.0).unwrap(),
+            e.extremes(constant.view(), clpix::Extreme::Brightest, 5, 10.0)
+                .unwrap(),
             reference(&constant, 5, 10.0, true)
         );
         // k = 0, k larger than the image, distance larger than the image.
-        assert!(e.brightest_k(constant.view(), 0, 0.0).unwrap().is_empty());
-        assert_eq!(e.darkest_k(constant.view(), 5000, 0.0).unwrap().len(), 1200);
-        assert_eq!(e.brightest_k(constant.view(), 10, 500.0).unwrap().len(), 1);
+        assert!(
+            e.extremes(constant.view(), clpix::Extreme::Brightest, 0, 0.0)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            e.extremes(constant.view(), clpix::Extreme::Darkest, 5000, 0.0)
+                .unwrap()
+                .len(),
+            1200
+        );
+        assert_eq!(
+            e.extremes(constant.view(), clpix::Extreme::Brightest, 10, 500.0)
+                .unwrap()
+                .len(),
+            1
+        );
         // Bad distances are errors.
         for bad in [-1.0f32, f32::NAN, f32::NEG_INFINITY] {
             assert!(matches!(
-                e.brightest_k(constant.view(), 3, bad),
+                e.extremes(constant.view(), clpix::Extreme::Brightest, 3, bad),
                 Err(Error::InvalidParameter { .. })
             ));
             assert!(matches!(
-                e.darkest_k(constant.view(), 3, bad),
+                e.extremes(constant.view(), clpix::Extreme::Darkest, 3, bad),
                 Err(Error::InvalidParameter { .. })
             ));
         }
         // An empty image has no candidates.
         let empty = image::RgbaImage::new(0, 7);
-        assert!(e.brightest_k(&empty, 3, 0.0).unwrap().is_empty());
+        assert!(
+            e.extremes(&empty, clpix::Extreme::Brightest, 3, 0.0)
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 
@@ -138,7 +159,9 @@ fn markers_in_blobs_are_separated() {
         }
     }
     for e in std::iter::once(&Engine::cpu()).chain(engines()) {
-        let picks = e.brightest_k(img.view(), 3, 8.0).unwrap();
+        let picks = e
+            .extremes(img.view(), clpix::Extreme::Brightest, 3, 8.0)
+            .unwrap();
         let mut at: Vec<(u32, u32)> = picks.iter().map(|h| (h.x, h.y)).collect();
         at.sort();
         assert_eq!(at, [(20, 20), (60, 70), (90, 30)], "{}", e.backend());

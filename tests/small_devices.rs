@@ -10,8 +10,9 @@
 
 mod common;
 
-use clpix::{BlurF32Kernel, ScanKernel, Tuning};
-use clpix::{BlurKernel, Border, CompactOrder, CompactRelocation, Engine, GaussianBlur};
+use clpix::tuning::{BlurF32Kernel, ScanKernel, Tuning};
+use clpix::tuning::{BlurKernel, CompactRelocation};
+use clpix::{Border, CompactOrder, Engine, GaussianBlur};
 use common::*;
 
 /// Every device in the GPU layout with `tuning`, and (for `both_layouts`) in its own layout.
@@ -133,7 +134,9 @@ fn every_operation_and_variant_on_small_inputs() {
     ] {
         let es = engines(&tuning, false);
         for im in [img, &strip] {
-            same_as_cpu(&es, name, |e| e.compact(im.view(), 300));
+            same_as_cpu(&es, name, |e| {
+                e.compact(im.view(), 300, clpix::CompactOrder::ScanOrder)
+            });
             same_as_cpu(&es, name, |e| {
                 e.compacted_image(im.view(), 300, CompactOrder::ScanOrder)
             });
@@ -146,7 +149,9 @@ fn every_operation_and_variant_on_small_inputs() {
     // The sorted compaction's scatter in half tiles (as for 32 KiB of local memory).
     let half = engines(&tuned(|t| t.max_local_memory = Some(32 << 10)), false);
     for im in [img, &strip] {
-        same_as_cpu(&half, "half tiles", |e| e.compact_sorted(im.view(), 100));
+        same_as_cpu(&half, "half tiles", |e| {
+            e.compact(im.view(), 100, clpix::CompactOrder::LuminanceDescending)
+        });
         same_as_cpu(&half, "half tiles", |e| {
             e.compacted_image(im.view(), 100, CompactOrder::LuminanceDescending)
         });
@@ -159,11 +164,19 @@ fn every_operation_and_variant_on_small_inputs() {
         let label = format!("work-groups of {wg}");
         for im in [img, &strip] {
             same_as_cpu(&es, &label, |e| e.luminance_stats(im.view()));
-            same_as_cpu(&es, &label, |e| e.brightest_k(im.view(), 4, 2.0));
-            same_as_cpu(&es, &label, |e| e.darkest_k(im.view(), 4, 2.0));
+            same_as_cpu(&es, &label, |e| {
+                e.extremes(im.view(), clpix::Extreme::Brightest, 4, 2.0)
+            });
+            same_as_cpu(&es, &label, |e| {
+                e.extremes(im.view(), clpix::Extreme::Darkest, 4, 2.0)
+            });
             same_as_cpu(&es, &label, |e| e.histogram_rgba(im.view()));
-            same_as_cpu(&es, &label, |e| e.compact(im.view(), 300));
-            same_as_cpu(&es, &label, |e| e.compact_sorted(im.view(), 100));
+            same_as_cpu(&es, &label, |e| {
+                e.compact(im.view(), 300, clpix::CompactOrder::ScanOrder)
+            });
+            same_as_cpu(&es, &label, |e| {
+                e.compact(im.view(), 100, clpix::CompactOrder::LuminanceDescending)
+            });
         }
         same_as_cpu(&es, &label, |e| e.exclusive_scan(&words));
         same_as_cpu(&es, &label, |e| e.array_stats(&words));

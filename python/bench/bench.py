@@ -42,13 +42,13 @@ def overhead_rows(engine: clpix.Engine, size: int, reps: int, radius: int, thres
     spots = rng.integers(0, size, (size * size // 100, 2))
     img[spots[:, 0], spots[:, 1]] = 255
     calls = {
-        "brightest": lambda: engine.brightest(img),
-        "darkest": lambda: engine.darkest(img),
+        "brightest": lambda: engine.extreme(img, "brightest"),
+        "darkest": lambda: engine.extreme(img, "darkest"),
         "luminance_stats": lambda: engine.luminance_stats(img),
         "histogram_rgba": lambda: engine.histogram_rgba(img),
         "histogram_luminance": lambda: engine.histogram_luminance(img),
         "compact": lambda: engine.compact(img, threshold),
-        "compact_sorted": lambda: engine.compact_sorted(img, threshold),
+        "compact_sorted": lambda: engine.compact(img, threshold, "luminance"),
         "compacted_image": lambda: engine.compacted_image(img, threshold),
         "gaussian_blur": lambda: engine.gaussian_blur(img, radius),
         "luminance": lambda: clpix.luminance(img),
@@ -71,12 +71,15 @@ def overhead_rows(engine: clpix.Engine, size: int, reps: int, radius: int, thres
 def fixed_cost_us(engine, op, tiny, threshold, radius, n=2000) -> float:
     """The Python call's own cost: a 1×1 image, n calls from Python against n in Rust."""
     args = {
+        "brightest": ("brightest",),
+        "darkest": ("darkest",),
         "compact": (threshold,),
-        "compact_sorted": (threshold,),
+        "compact_sorted": (threshold, "luminance"),
         "compacted_image": (threshold,),
         "gaussian_blur": (radius,),
     }.get(op, ())
-    fn = clpix.luminance if op == "luminance" else getattr(engine, op)
+    method = {"brightest": "extreme", "darkest": "extreme", "compact_sorted": "compact"}.get(op, op)
+    fn = clpix.luminance if op == "luminance" else getattr(engine, method)
     best = float("inf")
     for _ in range(5):
         t = time.perf_counter()

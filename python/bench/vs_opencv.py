@@ -51,8 +51,8 @@ def calls(engine, cv2, case: str, img: np.ndarray, imgf: np.ndarray):
     kind, n = case[0], int(case[1:])
     if kind == "k":
         return (
-            lambda: engine.brightest_k(img, 1024, n),
-            lambda: engine.darkest_k(img, 1024, n),
+            lambda: engine.extremes(img, "brightest", 1024, n),
+            lambda: engine.extremes(img, "darkest", 1024, n),
         )
     src = imgf if kind == "f" else img
     size = (2 * n + 1, 2 * n + 1)

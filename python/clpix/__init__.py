@@ -8,10 +8,11 @@ from a wider array, is read in place. Every backend gives the same results, bit 
 >>> import numpy as np, clpix
 >>> engine = clpix.Engine()            # the best GPU, else the CPU (rayon)
 >>> img = np.zeros((480, 640, 4), np.uint8); img[10, 20] = 255
->>> engine.brightest(img)
+>>> engine.extreme(img, "brightest")
 Hit(x=20, y=10, luminance=1023, rgba=(255, 255, 255, 255))
 
-The module-level functions (``clpix.brightest(img)`` …) run on :func:`default_engine`, one
+The module-level functions (``clpix.extreme(img, "brightest")`` …) run on
+:func:`default_engine`, one
 engine a process made on first use. ``clpix.dask`` runs the same operations on Dask arrays.
 """
 
@@ -45,16 +46,13 @@ __all__ = [
     "Engine",
     "Hit",
     "LuminanceStats",
-    "brightest",
-    "brightest_k",
     "compact",
-    "compact_sorted",
     "compacted_image",
-    "darkest",
-    "darkest_k",
     "default_engine",
     "devices",
     "exclusive_scan",
+    "extreme",
+    "extremes",
     "gaussian_blur",
     "histogram_luminance",
     "histogram_rgba",
@@ -81,14 +79,10 @@ def default_engine() -> Engine:
     return engine
 
 
-def brightest(img: np.ndarray) -> Hit:
-    """The brightest pixel of an RGBA8 image on the default engine (see ``Engine.brightest``)."""
-    return default_engine().brightest(img)
-
-
-def darkest(img: np.ndarray) -> Hit:
-    """The darkest pixel of an RGBA8 image on the default engine (see ``Engine.darkest``)."""
-    return default_engine().darkest(img)
+def extreme(img: np.ndarray, which: str) -> Hit:
+    """The brightest (``which="brightest"``) or darkest (``"darkest"``) pixel of an RGBA8
+    image, on the default engine (see ``Engine.extreme``)."""
+    return default_engine().extreme(img, which)
 
 
 def luminance_stats(img: np.ndarray) -> LuminanceStats:
@@ -96,14 +90,10 @@ def luminance_stats(img: np.ndarray) -> LuminanceStats:
     return default_engine().luminance_stats(img)
 
 
-def brightest_k(img: np.ndarray, k: int, min_distance: float = 0.0) -> np.ndarray:
-    """The k brightest pixels at least ``min_distance`` apart, on the default engine."""
-    return default_engine().brightest_k(img, k, min_distance)
-
-
-def darkest_k(img: np.ndarray, k: int, min_distance: float = 0.0) -> np.ndarray:
-    """The k darkest pixels at least ``min_distance`` apart, on the default engine."""
-    return default_engine().darkest_k(img, k, min_distance)
+def extremes(img: np.ndarray, which: str, k: int, min_distance: float = 0.0) -> np.ndarray:
+    """The k brightest or darkest (``which``) pixels at least ``min_distance`` apart, on the
+    default engine."""
+    return default_engine().extremes(img, which, k, min_distance)
 
 
 def histogram_rgba(img: np.ndarray) -> np.ndarray:
@@ -116,14 +106,10 @@ def histogram_luminance(img: np.ndarray) -> np.ndarray:
     return default_engine().histogram_luminance(img)
 
 
-def compact(img: np.ndarray, threshold: int) -> np.ndarray:
-    """The pixels with luminance above ``threshold`` in scan order, on the default engine."""
-    return default_engine().compact(img, threshold)
-
-
-def compact_sorted(img: np.ndarray, threshold: int) -> np.ndarray:
-    """The pixels with luminance above ``threshold``, brightest first, on the default engine."""
-    return default_engine().compact_sorted(img, threshold)
+def compact(img: np.ndarray, threshold: int, order: str = "scan") -> np.ndarray:
+    """The pixels with luminance above ``threshold`` in ``order`` (``"scan"``, or
+    ``"luminance"``: brightest first, ties in scan order), on the default engine."""
+    return default_engine().compact(img, threshold, order)
 
 
 def compacted_image(img: np.ndarray, threshold: int, order: str = "scan") -> np.ndarray:

@@ -8,6 +8,7 @@ import numpy.typing as npt
 Backend = Literal["auto", "cpu", "opencl"]
 BorderMode = Literal["clamp", "reflect", "wrap", "zero"]
 Order = Literal["scan", "luminance"]
+Which = Literal["brightest", "darkest"]
 ImageU8 = npt.NDArray[np.uint8]
 ImageF32 = npt.NDArray[np.float32]
 Records = np.ndarray
@@ -114,28 +115,24 @@ class Engine:
     @property
     def device(self) -> Optional[Device]:
         """The OpenCL device, or None on the CPU backend."""
-    def brightest(self, img: ImageU8) -> Hit:
-        """The pixel of largest luminance (ties: the first in scan order). ValueError for an
-        image without pixels."""
-    def darkest(self, img: ImageU8) -> Hit:
-        """The pixel of smallest luminance (ties: the first in scan order)."""
+    def extreme(self, img: ImageU8, which: Which) -> Hit:
+        """The pixel of largest (``"brightest"``) or smallest (``"darkest"``) luminance (ties:
+        the first in scan order). ValueError for an image without pixels or another ``which``."""
     def luminance_stats(self, img: ImageU8) -> LuminanceStats:
         """Sum, count, mean, min and max of the luminance."""
-    def brightest_k(self, img: ImageU8, k: int, min_distance: float = 0.0) -> Records:
-        """The k brightest pixels at least ``min_distance`` apart: candidates by luminance
-        descending (ties in scan order), each taken when ``dx² + dy² ≥ min_distance²`` to all
-        taken before it (the distance as float32, compared in float64). ``min_distance = 0``:
-        plainly the top k; fewer than k when the image runs out."""
-    def darkest_k(self, img: ImageU8, k: int, min_distance: float = 0.0) -> Records:
-        """As :meth:`brightest_k`, by luminance ascending."""
+    def extremes(self, img: ImageU8, which: Which, k: int, min_distance: float = 0.0) -> Records:
+        """The k brightest (or darkest) pixels at least ``min_distance`` apart: candidates by
+        luminance descending (ascending for ``"darkest"``; ties in scan order), each taken when
+        ``dx² + dy² ≥ min_distance²`` to all taken before it (the distance as float32, compared
+        in float64). ``min_distance = 0``: plainly the top k; fewer than k when the image runs
+        out."""
     def histogram_rgba(self, img: ImageU8) -> npt.NDArray[np.uint32]:
         """``(4, 256)`` uint32: ``h[c, v]`` counts the pixels whose channel c (R, G, B, A) is v."""
     def histogram_luminance(self, img: ImageU8) -> npt.NDArray[np.uint32]:
         """``(1024,)`` uint32: ``h[l]`` counts the pixels of luminance l."""
-    def compact(self, img: ImageU8, threshold: int) -> Records:
-        """The pixels with luminance above ``threshold`` (0..=1023), in scan order."""
-    def compact_sorted(self, img: ImageU8, threshold: int) -> Records:
-        """As :meth:`compact`, by luminance descending; equal luminance in scan order."""
+    def compact(self, img: ImageU8, threshold: int, order: Order = "scan") -> Records:
+        """The pixels with luminance above ``threshold`` (0..=1023), in ``order``: ``"scan"``,
+        or ``"luminance"`` (descending; equal luminance in scan order)."""
     def compacted_image(self, img: ImageU8, threshold: int, order: Order = "scan") -> ImageU8:
         """An image of the input's shape whose first n pixels (scan order) are the n kept
         pixels, in ``order`` (``"scan"`` or ``"luminance"``), the others (0, 0, 0, 0)."""

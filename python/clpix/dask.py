@@ -3,9 +3,9 @@ bit for bit equal to the single-image call.
 
 - :func:`gaussian_blur` and :func:`luminance` return Dask arrays (lazy); the blur runs
   ``map_overlap`` with a depth of ``radius`` pixels on the axes that have several chunks.
-- :func:`brightest`, :func:`darkest`, :func:`luminance_stats`, :func:`histogram_rgba`,
-  :func:`histogram_luminance`, :func:`compact`, :func:`compact_sorted`, :func:`brightest_k` and
-  :func:`darkest_k` compute per-chunk partials on the workers and combine them in a tree
+- :func:`extreme`, :func:`luminance_stats`, :func:`histogram_rgba`,
+  :func:`histogram_luminance`, :func:`compact` and :func:`extremes` compute per-chunk partials
+  on the workers and combine them in a tree
   (global coordinates, ties to the smallest scan index ``y * W + x``); they compute at once
   with the current scheduler (a ``distributed.Client`` if one is active) and return what the
   single-image call returns.
@@ -19,7 +19,7 @@ Each worker process makes one engine on first use and keeps it: ``clpix.default_
 >>> import dask.array as da, numpy as np, clpix.dask
 >>> img = da.from_array(np.zeros((4096, 4096, 4), np.uint8), chunks=(1024, 1024, 4))
 >>> blurred = clpix.dask.gaussian_blur(img, 8, border="reflect")   # lazy
->>> clpix.dask.brightest(img)                                       # computed
+>>> clpix.dask.extreme(img, "brightest")                            # computed
 Hit(x=0, y=0, luminance=0, rgba=(0, 0, 0, 0))
 """
 
@@ -37,15 +37,12 @@ from dask.delayed import Delayed, delayed
 import clpix
 
 __all__ = [
-    "brightest",
-    "brightest_k",
     "compact",
-    "compact_sorted",
     "compacted_image",
-    "darkest",
-    "darkest_k",
     "engine",
     "exclusive_scan",
+    "extreme",
+    "extremes",
     "gaussian_blur",
     "histogram_luminance",
     "histogram_rgba",
@@ -156,14 +153,14 @@ def _reduce(img: da.Array, part: Callable[..., Any], combine: Callable[..., Any]
     return _tree(parts, combine)
 
 
-# --- brightest, darkest, statistics, histograms -------------------------------------------
+# --- the brightest or darkest pixel, statistics, histograms --------------------------------
 
 
 def _extreme_part(block, y0, x0, width, darkest, backend):
     if block.size == 0:
         return None
     e = engine(backend)
-    h = e.darkest(block) if darkest else e.brightest(block)
+    h = e.extreme(block, "darkest" if darkest else "brightest")
     return (h.luminance, (y0 + h.y) * width + (x0 + h.x), h.rgba)
 
 
@@ -182,22 +179,25 @@ def _extreme(img: Any, darkest: bool, backend: Optional[str]) -> clpix.Hit:
     img = _as_image(img)
     if img.size == 0:
         e = engine(backend)
-        return e.darkest(_empty(img)) if darkest else e.brightest(_empty(img))
+        return e.extreme(_empty(img), "darkest" if darkest else "brightest")
     combine = _darkest_of if darkest else _brightest_of
     lum, index, rgba = dask.compute(_reduce(img, _extreme_part, combine, darkest, backend))[0]
     w = img.shape[1]
     return clpix.Hit(index % w, index // w, lum, rgba)
 
 
-def brightest(img: Any, *, backend: Optional[str] = None) -> clpix.Hit:
-    """The brightest pixel (largest luminance; ties: the smallest scan index), as
-    ``clpix.brightest`` on the whole image."""
-    return _extreme(img, False, backend)
+def _darkest(which: str, backend: Optional[str]) -> bool:
+    """Whether ``which`` asks for the darkest pixels; clpix's own ``ValueError`` for anything
+    but ``"brightest"`` and ``"darkest"``."""
+    if which not in ("brightest", "darkest"):
+        engine(backend).extreme(_probe(), which)
+    return which == "darkest"
 
 
-def darkest(img: Any, *, backend: Optional[str] = None) -> clpix.Hit:
-    """The darkest pixel (smallest luminance; ties: the smallest scan index)."""
-    return _extreme(img, True, backend)
+def extreme(img: Any, which: str, *, backend: Optional[str] = None) -> clpix.Hit:
+    """The brightest (``which="brightest"``: largest luminance) or darkest (``"darkest"``)
+    pixel, ties to the smallest scan index, as ``clpix.extreme`` on the whole image."""
+    return _extreme(img, _darkest(which, backend), backend)
 
 
 def _stats_part(block, y0, x0, width, backend):
@@ -294,28 +294,28 @@ def _by_luminance(records: np.ndarray, width: int, descending: bool) -> np.ndarr
     return records[np.lexsort((_scan_index(records, width), -lum if descending else lum))]
 
 
-def _check_threshold(threshold: int, backend: Optional[str]) -> None:
-    engine(backend).compact(_probe(), threshold)  # clpix's own error for a bad threshold
+def _check_threshold(threshold: int, backend: Optional[str], order: str = "scan") -> None:
+    engine(backend).compact(_probe(), threshold, order)  # clpix's own error for bad arguments
 
 
 def _compact_delayed(img: da.Array, threshold: int, backend: Optional[str]) -> Delayed:
     return _reduce(img, _compact_part, _scan_order_of(img.shape[1]), threshold, backend)
 
 
-def compact(img: Any, threshold: int, *, backend: Optional[str] = None) -> np.ndarray:
-    """The pixels with luminance above ``threshold`` in scan order across all chunks: a
-    structured array of ``clpix.HIT_DTYPE`` (x, y, luminance, rgba), as ``clpix.compact``."""
+def compact(
+    img: Any, threshold: int, order: str = "scan", *, backend: Optional[str] = None
+) -> np.ndarray:
+    """The pixels with luminance above ``threshold`` across all chunks, in ``order``
+    (``"scan"``, or ``"luminance"``: descending, ties in scan order): a structured array of
+    ``clpix.HIT_DTYPE`` (x, y, luminance, rgba), as ``clpix.compact``."""
     img = _as_image(img)
-    _check_threshold(threshold, backend)
+    _check_threshold(threshold, backend, order)
     if img.size == 0:
         return np.zeros(0, clpix.HIT_DTYPE)
-    return dask.compute(_compact_delayed(img, threshold, backend))[0]
-
-
-def compact_sorted(img: Any, threshold: int, *, backend: Optional[str] = None) -> np.ndarray:
-    """As :func:`compact`, by luminance descending, ties in scan order (a stable sort)."""
-    img = _as_image(img)
-    return _by_luminance(compact(img, threshold, backend=backend), img.shape[1], True)
+    hits = dask.compute(_compact_delayed(img, threshold, backend))[0]
+    if order == "luminance":
+        return _by_luminance(hits, img.shape[1], True)
+    return hits
 
 
 def _fill_block(records, y0, x0, h, w, width):
@@ -397,7 +397,7 @@ def _candidates_part(block, y0, x0, width, m, darkest, backend):
     if block.size == 0 or m == 0:
         return np.zeros(0, clpix.HIT_DTYPE)
     e = engine(backend)
-    top = e.darkest_k(block, m, 0.0) if darkest else e.brightest_k(block, m, 0.0)
+    top = e.extremes(block, "darkest" if darkest else "brightest", m, 0.0)
     return _global(top, y0, x0)
 
 
@@ -427,7 +427,7 @@ def _select(img: Any, k: int, min_distance: float, darkest: bool, backend: Optio
     img = _as_image(img)
     e = engine(backend)
     # clpix's own checks (k, min_distance) on a 1×1 image.
-    (e.darkest_k if darkest else e.brightest_k)(_probe(), k, min_distance)
+    e.extremes(_probe(), "darkest" if darkest else "brightest", k, min_distance)
     if img.size == 0 or k == 0:
         return np.zeros(0, clpix.HIT_DTYPE)
     min_sq = _min_sq(min_distance)
@@ -450,21 +450,14 @@ def _concat(*parts):
     return np.concatenate(parts)
 
 
-def brightest_k(
-    img: Any, k: int, min_distance: float = 0.0, *, backend: Optional[str] = None
+def extremes(
+    img: Any, which: str, k: int, min_distance: float = 0.0, *, backend: Optional[str] = None
 ) -> np.ndarray:
-    """The k brightest pixels at least ``min_distance`` apart, exactly as
-    ``clpix.brightest_k`` on the whole image: each chunk sends its first k·(n + 1) candidates
+    """The k brightest or darkest (``which``) pixels at least ``min_distance`` apart, exactly
+    as ``clpix.extremes`` on the whole image: each chunk sends its first k·(n + 1) candidates
     (n: the pixels one taken pixel can exclude), enough for the greedy selection, which runs
     on the client. Large distances make many candidates."""
-    return _select(img, k, min_distance, False, backend)
-
-
-def darkest_k(
-    img: Any, k: int, min_distance: float = 0.0, *, backend: Optional[str] = None
-) -> np.ndarray:
-    """The k darkest pixels at least ``min_distance`` apart (see :func:`brightest_k`)."""
-    return _select(img, k, min_distance, True, backend)
+    return _select(img, k, min_distance, _darkest(which, backend), backend)
 
 
 # --- blur and luminance (lazy) --------------------------------------------------------------

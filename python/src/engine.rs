@@ -118,6 +118,18 @@ fn parse_order(order: &str) -> PyResult<CompactOrder> {
     }
 }
 
+fn parse_extreme(which: &str) -> PyResult<clpix::Extreme> {
+    match which {
+        "brightest" => Ok(clpix::Extreme::Brightest),
+        "darkest" => Ok(clpix::Extreme::Darkest),
+        other => Err(invalid(
+            "which",
+            format!("{other:?}"),
+            "\"brightest\" (largest luminance first) or \"darkest\" (smallest first)",
+        )),
+    }
+}
+
 /// A threshold as clpix takes it (0..=1023; clpix's own message beyond).
 fn threshold(t: i64) -> PyResult<u16> {
     u16::try_from(t).map_err(|_| invalid("threshold", t, "0..=1023"))
@@ -215,17 +227,12 @@ impl PyEngine {
         format!("Engine({:?})", self.engine.backend().to_string())
     }
 
-    /// The brightest pixel (largest luminance; ties: the first in scan order).
-    fn brightest(&self, py: Python<'_>, img: &Bound<'_, PyAny>) -> PyResult<Hit> {
+    /// The brightest or the darkest pixel (`which`: "brightest" or "darkest"; ties: the first
+    /// in scan order).
+    fn extreme(&self, py: Python<'_>, img: &Bound<'_, PyAny>, which: &str) -> PyResult<Hit> {
+        let which = parse_extreme(which)?;
         let img = image_u8(img)?;
-        self.with_view(py, &img, |e, v| e.brightest(v))
-            .map(Hit::from)
-    }
-
-    /// The darkest pixel (smallest luminance; ties: the first in scan order).
-    fn darkest(&self, py: Python<'_>, img: &Bound<'_, PyAny>) -> PyResult<Hit> {
-        let img = image_u8(img)?;
-        self.with_view(py, &img, |e, v| e.darkest(v)).map(Hit::from)
+        self.with_view(py, &img, |e, v| e.extreme(v, which)).map(Hit::from)
     }
 
     /// Sum, count, mean, min and max of the luminance.
@@ -235,30 +242,19 @@ impl PyEngine {
             .map(LuminanceStats::from)
     }
 
-    /// The k brightest pixels at least `min_distance` apart (greedy), as records.
-    #[pyo3(signature = (img, k, min_distance = 0.0))]
-    fn brightest_k<'py>(
+    /// The k brightest or darkest pixels (`which`) at least `min_distance` apart (greedy), as
+    /// records.
+    #[pyo3(signature = (img, which, k, min_distance = 0.0))]
+    fn extremes<'py>(
         &self,
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
+        which: &str,
         k: i64,
         min_distance: f32,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let k = count(k)?;
-        self.hits(py, img, |e, v| e.brightest_k(v, k, min_distance))
-    }
-
-    /// The k darkest pixels at least `min_distance` apart (greedy), as records.
-    #[pyo3(signature = (img, k, min_distance = 0.0))]
-    fn darkest_k<'py>(
-        &self,
-        py: Python<'py>,
-        img: &Bound<'py, PyAny>,
-        k: i64,
-        min_distance: f32,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let k = count(k)?;
-        self.hits(py, img, |e, v| e.darkest_k(v, k, min_distance))
+        let (which, k) = (parse_extreme(which)?, count(k)?);
+        self.hits(py, img, |e, v| e.extremes(v, which, k, min_distance))
     }
 
     /// Counts of each channel value: a `(4, 256)` uint32 array (R, G, B, A).
@@ -283,26 +279,18 @@ impl PyEngine {
         Ok(PyArray1::from_vec(py, h.counts.to_vec()))
     }
 
-    /// The pixels with luminance above `threshold`, in scan order, as records.
+    /// The pixels with luminance above `threshold`, in `order` ("scan", or "luminance":
+    /// descending, ties in scan order), as records.
+    #[pyo3(signature = (img, threshold, order = "scan"))]
     fn compact<'py>(
         &self,
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
         threshold: i64,
+        order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let t = self::threshold(threshold)?;
-        self.hits(py, img, |e, v| e.compact(v, t))
-    }
-
-    /// The pixels with luminance above `threshold`, luminance descending (stable), as records.
-    fn compact_sorted<'py>(
-        &self,
-        py: Python<'py>,
-        img: &Bound<'py, PyAny>,
-        threshold: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let t = self::threshold(threshold)?;
-        self.hits(py, img, |e, v| e.compact_sorted(v, t))
+        let (t, order) = (self::threshold(threshold)?, parse_order(order)?);
+        self.hits(py, img, |e, v| e.compact(v, t, order))
     }
 
     /// An image of the input's size starting with the kept pixels, then zeros.
@@ -445,13 +433,13 @@ pub(crate) fn _time_rust(
     let blur = GaussianBlur::new(radius);
     let run = |v: ImageView<'_>| -> clpix::Result<()> {
         match op {
-            "brightest" => e.brightest(v).map(drop),
-            "darkest" => e.darkest(v).map(drop),
+            "brightest" => e.extreme(v, clpix::Extreme::Brightest).map(drop),
+            "darkest" => e.extreme(v, clpix::Extreme::Darkest).map(drop),
             "luminance_stats" => e.luminance_stats(v).map(drop),
             "histogram_rgba" => e.histogram_rgba(v).map(drop),
             "histogram_luminance" => e.histogram_luminance(v).map(drop),
-            "compact" => e.compact(v, threshold).map(|h| drop(hit_bytes(&h))),
-            "compact_sorted" => e.compact_sorted(v, threshold).map(|h| drop(hit_bytes(&h))),
+            "compact" => e.compact(v, threshold, clpix::CompactOrder::ScanOrder).map(|h| drop(hit_bytes(&h))),
+            "compact_sorted" => e.compact(v, threshold, clpix::CompactOrder::LuminanceDescending).map(|h| drop(hit_bytes(&h))),
             "compacted_image" => e
                 .compacted_image(v, threshold, CompactOrder::ScanOrder)
                 .map(drop),

@@ -24,6 +24,7 @@ pub(crate) fn to_py(e: clpix::Error) -> PyErr {
         | E::ImageTooLarge { .. }
         | E::InvalidParameter { .. }
         | E::InvalidEnvironment { .. }
+        | E::InvalidTuning { .. }
         | E::NoSuchDevice { .. } => PyValueError::new_err(msg),
         _ => ClpixError::new_err(msg),
     }

@@ -36,19 +36,19 @@ def check_everything(img: np.ndarray, chunks, single: clpix.Engine, backend=None
     """Every operation of clpix.dask on img in `chunks` equals `single`'s call."""
     d = da.from_array(img, chunks=chunks)
     kw = {"backend": backend}
-    same(cd.brightest(d, **kw), single.brightest(img))
-    same(cd.darkest(d, **kw), single.darkest(img))
+    same(cd.extreme(d, "brightest", **kw), single.extreme(img, "brightest"))
+    same(cd.extreme(d, "darkest", **kw), single.extreme(img, "darkest"))
     same(cd.luminance_stats(d, **kw), single.luminance_stats(img))
     same(cd.histogram_rgba(d, **kw), single.histogram_rgba(img))
     same(cd.histogram_luminance(d, **kw), single.histogram_luminance(img))
     for t in (0, 400, 900):
         same(cd.compact(d, t, **kw), single.compact(img, t))
-        same(cd.compact_sorted(d, t, **kw), single.compact_sorted(img, t))
+        same(cd.compact(d, t, "luminance", **kw), single.compact(img, t, "luminance"))
     for order in ("scan", "luminance"):
         same(cd.compacted_image(d, 400, order, **kw).compute(), single.compacted_image(img, 400, order))
     for k, dist in [(7, 0.0), (12, 3.0), (5, 25.5), (3, float("inf"))]:
-        same(cd.brightest_k(d, k, dist, **kw), single.brightest_k(img, k, dist))
-        same(cd.darkest_k(d, k, dist, **kw), single.darkest_k(img, k, dist))
+        same(cd.extremes(d, "brightest", k, dist, **kw), single.extremes(img, "brightest", k, dist))
+        same(cd.extremes(d, "darkest", k, dist, **kw), single.extremes(img, "darkest", k, dist))
     same(cd.luminance(d).compute(), clpix.luminance(img))
     f32 = (img.astype(np.float32) - 100.0) / 3.0
     df32 = da.from_array(f32, chunks=chunks)
@@ -85,7 +85,7 @@ def test_cluster_equals_single_call(client, cpu, backend):
 def test_each_worker_keeps_one_engine(client):
     first = client.run(lambda: id(cd.engine()))
     d = da.from_array(scene(64, 64, 3), chunks=(16, 16, 4))
-    cd.brightest(d)
+    cd.extreme(d, "brightest")
     assert client.run(lambda: id(cd.engine())) == first
     assert client.run(lambda: cd.engine() is clpix.default_engine()) == {w: True for w in first}
 
@@ -126,8 +126,8 @@ def test_select_k_with_far_distances(local, cpu):
     img = few_values(48, 52, 9)
     d = da.from_array(img, chunks=(8, 8, 4))
     for k, dist in [(30, 2.0), (20, 6.0), (9, 14.2), (4, 60.0), (200, 1.5)]:
-        same(cd.brightest_k(d, k, dist), cpu.brightest_k(img, k, dist))
-        same(cd.darkest_k(d, k, dist), cpu.darkest_k(img, k, dist))
+        same(cd.extremes(d, "brightest", k, dist), cpu.extremes(img, "brightest", k, dist))
+        same(cd.extremes(d, "darkest", k, dist), cpu.extremes(img, "darkest", k, dist))
 
 
 def test_neighbour_bound_counts_the_disc():
@@ -142,16 +142,16 @@ def test_neighbour_bound_counts_the_disc():
 
 def test_numpy_input_and_empty_images(local, cpu):
     img = scene(20, 24, 1)
-    same(cd.brightest(img), cpu.brightest(img))
+    same(cd.extreme(img, "brightest"), cpu.extreme(img, "brightest"))
     for shape in [(0, 8, 4), (8, 0, 4)]:
         empty = da.zeros(shape, dtype=np.uint8, chunks=(4, 4, 4))
         with pytest.raises(ValueError, match="needs at least one pixel"):
-            cd.brightest(empty)
+            cd.extreme(empty, "brightest")
         with pytest.raises(ValueError, match="needs at least one pixel"):
             cd.luminance_stats(empty)
         same(cd.histogram_rgba(empty), np.zeros((4, 256), np.uint32))
         same(cd.histogram_luminance(empty), np.zeros(1024, np.uint32))
-        assert len(cd.compact(empty, 0)) == 0 and len(cd.brightest_k(empty, 3)) == 0
+        assert len(cd.compact(empty, 0)) == 0 and len(cd.extremes(empty, "brightest", 3)) == 0
         assert cd.gaussian_blur(empty, 3).compute().shape == shape
         assert cd.compacted_image(empty, 3).compute().shape == shape
 
@@ -176,11 +176,11 @@ def test_laziness(local):
 def test_errors(local):
     d = da.from_array(random_image(10, 10, 1), chunks=(5, 5, 4))
     with pytest.raises(TypeError, match="dtype uint8"):
-        cd.brightest(d.astype(np.int16))
+        cd.extreme(d.astype(np.int16), "brightest")
     with pytest.raises(ValueError, match=r"shape \(H, W, 4\)"):
-        cd.brightest(d[..., :3])
+        cd.extreme(d[..., :3], "brightest")
     with pytest.raises(TypeError, match="dask.array.Array"):
-        cd.brightest([[1, 2, 3, 4]])
+        cd.extreme([[1, 2, 3, 4]], "brightest")
     with pytest.raises(ValueError, match="invalid threshold = 1024"):
         cd.compact(d, 1024)
     with pytest.raises(ValueError, match="invalid order"):
@@ -190,8 +190,14 @@ def test_errors(local):
     with pytest.raises(ValueError, match="invalid border"):
         cd.gaussian_blur(d, 3, border="mirror")
     with pytest.raises(ValueError, match="invalid min_distance"):
-        cd.brightest_k(d, 3, -2.0)
+        cd.extremes(d, "brightest", 3, -2.0)
+    with pytest.raises(ValueError, match="invalid which"):
+        cd.extreme(d, "top")
+    with pytest.raises(ValueError, match="invalid which"):
+        cd.extremes(d, "top", 3)
+    with pytest.raises(ValueError, match="invalid order"):
+        cd.compact(d, 3, "sideways")
     with pytest.raises(ValueError, match="unknown"):
-        cd.brightest(d[d[:, 0, 0] > 0])
+        cd.extreme(d[d[:, 0, 0] > 0], "brightest")
     with pytest.raises(TypeError, match="uint32"):
         cd.exclusive_scan(da.zeros(4, dtype=np.int64, chunks=2))

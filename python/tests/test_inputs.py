@@ -40,12 +40,12 @@ def layouts(img: np.ndarray):
 def test_layouts_give_the_same_results(engine, name, view):
     img = np.ascontiguousarray(view)
     assert not np.shares_memory(img, view) or view.flags.c_contiguous
-    assert engine.brightest(view) == engine.brightest(img)
-    assert engine.darkest(view) == engine.darkest(img)
+    assert engine.extreme(view, "brightest") == engine.extreme(img, "brightest")
+    assert engine.extreme(view, "darkest") == engine.extreme(img, "darkest")
     assert engine.luminance_stats(view) == engine.luminance_stats(img)
     np.testing.assert_array_equal(engine.histogram_rgba(view), ref.histogram_rgba(img))
     np.testing.assert_array_equal(engine.compact(view, 200), engine.compact(img, 200))
-    np.testing.assert_array_equal(engine.brightest_k(view, 5, 3.0), engine.brightest_k(img, 5, 3.0))
+    np.testing.assert_array_equal(engine.extremes(view, "brightest", 5, 3.0), engine.extremes(img, "brightest", 5, 3.0))
     np.testing.assert_array_equal(engine.gaussian_blur(view, 4, None, "reflect"), ref.blur_u8(img, 4, None, "reflect"))
     np.testing.assert_array_equal(engine.compacted_image(view, 200), ref.compacted_image(img, 200, False))
     np.testing.assert_array_equal(clpix.luminance(view), ref.luminance(img))
@@ -96,7 +96,9 @@ BAD_IMAGES = [
 
 @pytest.mark.parametrize("img, exc, match", BAD_IMAGES)
 def test_bad_images(cpu, img, exc, match):
-    for op in (cpu.brightest, cpu.darkest, cpu.luminance_stats, cpu.histogram_rgba, cpu.histogram_luminance, clpix.luminance):
+    brightest = lambda i: cpu.extreme(i, "brightest")  # noqa: E731
+    darkest = lambda i: cpu.extreme(i, "darkest")  # noqa: E731
+    for op in (brightest, darkest, cpu.luminance_stats, cpu.histogram_rgba, cpu.histogram_luminance, clpix.luminance):
         with pytest.raises(exc, match=match):
             op(img)
     with pytest.raises(exc, match=match):
@@ -107,7 +109,7 @@ def test_bad_parameters(engine):
     img = random_image(5, 6, 2)
     cases = [
         (lambda: engine.compact(img, 1024), "invalid threshold = 1024: 0..=1023"),
-        (lambda: engine.compact_sorted(img, -1), "invalid threshold = -1"),
+        (lambda: engine.compact(img, -1, "luminance"), "invalid threshold = -1"),
         (lambda: engine.compacted_image(img, 5000), "invalid threshold = 5000"),
         (lambda: engine.compacted_image(img, 5, order="sideways"), "invalid order"),
         (lambda: engine.gaussian_blur(img, 3, sigma=0.0), "invalid sigma = 0"),
@@ -115,9 +117,12 @@ def test_bad_parameters(engine):
         (lambda: engine.gaussian_blur(img, 2, border="mirror"), "invalid border"),
         (lambda: engine.gaussian_blur(img, -1), "invalid radius = -1"),
         (lambda: engine.gaussian_blur(img, clpix.MAX_RADIUS + 1), "invalid radius = 1048577"),
-        (lambda: engine.brightest_k(img, 3, -1.0), "invalid min_distance = -1"),
-        (lambda: engine.darkest_k(img, 3, float("nan")), "invalid min_distance = NaN"),
-        (lambda: engine.brightest_k(img, -2, 1.0), "invalid k = -2"),
+        (lambda: engine.extremes(img, "brightest", 3, -1.0), "invalid min_distance = -1"),
+        (lambda: engine.extremes(img, "darkest", 3, float("nan")), "invalid min_distance = NaN"),
+        (lambda: engine.extremes(img, "brightest", -2, 1.0), "invalid k = -2"),
+        (lambda: engine.extreme(img, "brighest"), 'invalid which = "brighest"'),
+        (lambda: engine.extremes(img, "lightest", 2), 'invalid which = "lightest"'),
+        (lambda: engine.compact(img, 5, "sideways"), "invalid order"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError) as info:
@@ -163,7 +168,7 @@ def test_engine_properties(engine):
 def test_records(cpu):
     img = np.zeros((3, 4, 4), np.uint8)
     img[2, 1] = (9, 200, 30, 77)
-    h = cpu.brightest(img)
+    h = cpu.extreme(img, "brightest")
     assert (h.x, h.y, h.rgba) == (1, 2, (9, 200, 30, 77))
     assert h == clpix.Hit(1, 2, h.luminance, (9, 200, 30, 77)) and hash(h) == hash(clpix.Hit(*[1, 2, h.luminance, (9, 200, 30, 77)]))
     assert "Hit(x=1, y=2" in repr(h)
@@ -206,7 +211,7 @@ def test_threads_share_an_engine(engine):
     got = [None] * len(imgs)
 
     def run(i):
-        got[i] = engine.brightest(imgs[i])
+        got[i] = engine.extreme(imgs[i], "brightest")
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(imgs))]
     for t in threads:

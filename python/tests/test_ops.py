@@ -20,8 +20,8 @@ def as_tuple(h: clpix.Hit) -> tuple:
 
 @pytest.mark.parametrize("img", [i for _, i in IMAGES], ids=IDS)
 def test_reductions(engine, img):
-    assert as_tuple(engine.brightest(img)) == ref.brightest(img)
-    assert as_tuple(engine.darkest(img)) == ref.darkest(img)
+    assert as_tuple(engine.extreme(img, "brightest")) == ref.brightest(img)
+    assert as_tuple(engine.extreme(img, "darkest")) == ref.darkest(img)
     s = engine.luminance_stats(img)
     assert (s.sum, s.count, s.mean, s.min, s.max) == ref.luminance_stats(img)
 
@@ -39,7 +39,7 @@ def test_histograms(engine, img):
 @pytest.mark.parametrize("img", [i for _, i in IMAGES], ids=IDS)
 @pytest.mark.parametrize("threshold", [0, 300, 700, 1022, 1023])
 def test_compaction(engine, img, threshold):
-    for sort, got in [(False, engine.compact(img, threshold)), (True, engine.compact_sorted(img, threshold))]:
+    for sort, got in [(False, engine.compact(img, threshold)), (True, engine.compact(img, threshold, "luminance"))]:
         assert got.dtype == clpix.HIT_DTYPE
         want = ref.records(img, ref.compact_indices(img, threshold, sort))
         assert ref.as_tuples(got) == want
@@ -52,16 +52,16 @@ def test_compaction(engine, img, threshold):
 @pytest.mark.parametrize("img", [i for _, i in IMAGES], ids=IDS)
 @pytest.mark.parametrize("k, min_distance", [(1, 0.0), (5, 0.0), (6, 2.5), (9, 4.0), (4, float("inf")), (40, 1.0), (3, 1e-3)])
 def test_select_k(engine, img, k, min_distance):
-    got = engine.brightest_k(img, k, min_distance)
+    got = engine.extremes(img, "brightest", k, min_distance)
     assert ref.as_tuples(got) == ref.select_k(img, k, min_distance, darkest=False)
-    got = engine.darkest_k(img, k, min_distance)
+    got = engine.extremes(img, "darkest", k, min_distance)
     assert ref.as_tuples(got) == ref.select_k(img, k, min_distance, darkest=True)
 
 
 def test_select_k_more_than_pixels(engine):
     img = random_image(3, 4, 5)
-    assert len(engine.brightest_k(img, 100, 0.0)) == 12
-    assert len(engine.brightest_k(img, 0, 0.0)) == 0
+    assert len(engine.extremes(img, "brightest", 100, 0.0)) == 12
+    assert len(engine.extremes(img, "brightest", 0, 0.0)) == 0
 
 
 @pytest.mark.parametrize("border", ["clamp", "reflect", "wrap", "zero"])
@@ -177,19 +177,19 @@ def test_empty_images(engine):
         img = np.zeros(shape, np.uint8)
         np.testing.assert_array_equal(engine.histogram_rgba(img), np.zeros((4, 256), np.uint32))
         np.testing.assert_array_equal(engine.histogram_luminance(img), np.zeros(1024, np.uint32))
-        assert len(engine.compact(img, 0)) == 0 and len(engine.compact_sorted(img, 0)) == 0
-        assert len(engine.brightest_k(img, 3, 1.0)) == 0
+        assert len(engine.compact(img, 0)) == 0 and len(engine.compact(img, 0, "luminance")) == 0
+        assert len(engine.extremes(img, "brightest", 3, 1.0)) == 0
         assert engine.gaussian_blur(img, 3).shape == shape
         assert engine.compacted_image(img, 0).shape == shape
         assert clpix.luminance(img).shape == shape[:2]
-        for op in (engine.brightest, engine.darkest, engine.luminance_stats):
+        for op in (lambda i: engine.extreme(i, "brightest"), lambda i: engine.extreme(i, "darkest"), engine.luminance_stats):
             with pytest.raises(ValueError, match="needs at least one pixel"):
                 op(img)
 
 
 def test_backends_agree(cpu, engine):
     img = scene(64, 80, 21)
-    assert cpu.brightest(img) == engine.brightest(img)
+    assert cpu.extreme(img, "brightest") == engine.extreme(img, "brightest")
     np.testing.assert_array_equal(cpu.gaussian_blur(img, 5, None, "wrap"), engine.gaussian_blur(img, 5, None, "wrap"))
 
 
@@ -197,15 +197,15 @@ def test_module_functions_use_the_default_engine():
     img = scene(30, 40, 5)
     e = clpix.default_engine()
     assert e is clpix.default_engine()
-    assert clpix.brightest(img) == e.brightest(img)
-    assert clpix.darkest(img) == e.darkest(img)
+    assert clpix.extreme(img, "brightest") == e.extreme(img, "brightest")
+    assert clpix.extreme(img, "darkest") == e.extreme(img, "darkest")
     assert clpix.luminance_stats(img) == e.luminance_stats(img)
-    np.testing.assert_array_equal(clpix.brightest_k(img, 4, 3.0), e.brightest_k(img, 4, 3.0))
-    np.testing.assert_array_equal(clpix.darkest_k(img, 4, 3.0), e.darkest_k(img, 4, 3.0))
+    np.testing.assert_array_equal(clpix.extremes(img, "brightest", 4, 3.0), e.extremes(img, "brightest", 4, 3.0))
+    np.testing.assert_array_equal(clpix.extremes(img, "darkest", 4, 3.0), e.extremes(img, "darkest", 4, 3.0))
     np.testing.assert_array_equal(clpix.histogram_rgba(img), ref.histogram_rgba(img))
     np.testing.assert_array_equal(clpix.histogram_luminance(img), ref.histogram_luminance(img))
     np.testing.assert_array_equal(clpix.compact(img, 500), e.compact(img, 500))
-    np.testing.assert_array_equal(clpix.compact_sorted(img, 500), e.compact_sorted(img, 500))
+    np.testing.assert_array_equal(clpix.compact(img, 500, "luminance"), e.compact(img, 500, "luminance"))
     np.testing.assert_array_equal(clpix.compacted_image(img, 500, "luminance"), ref.compacted_image(img, 500, True))
     np.testing.assert_array_equal(clpix.gaussian_blur(img, 3, 1.0, "zero"), ref.blur_u8(img, 3, 1.0, "zero"))
     v = np.arange(10, dtype=np.uint32)

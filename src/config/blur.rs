@@ -1,62 +1,59 @@
-//! The GPU blur's tuning (`CLPIX_BLUR_*`): its kernels and shapes, read from the environment
+//! The GPU blur's tuning (the `blur.` settings): its kernels and shapes, read from the environment
 //! with the helpers of [`super`].
 
-use super::{env_count, env_parse, one_of};
-use crate::error::Result;
-
-/// The GPU RGBA8 blur's kernels and shapes (`CLPIX_BLUR_*`); `None` everywhere is the
+/// The GPU RGBA8 blur's kernels and shapes (the `blur.` settings); `None` everywhere is the
 /// default choice by radius and device.
 ///
 /// ```
-/// let b = clpix::BlurTuning::default();
+/// let b = clpix::tuning::BlurTuning::default();
 /// assert!(b.kernel.is_none() && b.tensor.is_none());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BlurTuning {
-    /// `CLPIX_BLUR_GPU`: the kernels forced; one that does not build is an error.
+    /// `blur.kernel`: the kernels forced; one that does not build is an error.
     pub kernel: Option<BlurKernel>,
-    /// `CLPIX_BLUR_COLUMNS=1|2`: blocks of columns a work-item of the fused kernel takes.
+    /// `blur.columns=1|2`: blocks of columns a work-item of the fused kernel takes.
     pub columns: Option<u32>,
-    /// `CLPIX_BLUR_ADJACENT=1|2|4`: adjacent columns in each block of the fused kernel.
+    /// `blur.adjacent=1|2|4`: adjacent columns in each block of the fused kernel.
     pub adjacent: Option<u32>,
-    /// `CLPIX_BLUR_BAND=T,C,P,R[,S]`: the band kernel's shape.
+    /// `blur.band=T,C,P,R[,S]`: the band kernel's shape.
     pub band: Option<BlurBand>,
-    /// `CLPIX_BLUR_CHANNELS=1|2|4`: channels a work-item of the radius-built vertical pass
+    /// `blur.channels=1|2|4`: channels a work-item of the radius-built vertical pass
     /// takes.
     pub channels: Option<u32>,
-    /// `CLPIX_BLUR_HPIXELS=4|8`: pixels a work-item of the radius-built horizontal pass takes.
+    /// `blur.hpixels=4|8`: pixels a work-item of the radius-built horizontal pass takes.
     pub hpixels: Option<u32>,
-    /// `CLPIX_BLUR_VROWS=0|4|8|16`: output rows a block of the radius-built vertical pass
+    /// `blur.vrows=0|4|8|16`: output rows a block of the radius-built vertical pass
     /// (a window of them and their 2w neighbours in registers); 0: a ring of rows unrolled.
     pub vrows: Option<u32>,
-    /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
+    /// `blur.tensor=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores, as (horizontal, vertical); forced on another device it is an error.
     pub tensor: Option<(bool, bool)>,
-    /// `CLPIX_BLUR_PERMUTE=0|1`: whether the fused register kernel moves bytes with NVIDIA's
+    /// `blur.permute=0|1`: whether the fused register kernel moves bytes with NVIDIA's
     /// byte permute (inline PTX, by default where it builds); forced on another device it is
     /// an error.
     pub permute: Option<bool>,
-    /// `CLPIX_BLUR_F32=tile|registers|band|radius|two-pass`: the f32 blur's kernels on GPUs (`None`: the
+    /// `blur.f32_kernel=tile|registers|band|radius|two-pass`: the f32 blur's kernels on GPUs (`None`: the
     /// default by radius, see [`BlurF32Kernel`]); a forced kernel that does not fit or build is
     /// an error.
     pub f32_kernel: Option<BlurF32Kernel>,
-    /// `CLPIX_BLUR_F32_CHANNELS=1|2|4`: channels a work-item of the f32 register kernel takes.
+    /// `blur.f32_channels=1|2|4`: channels a work-item of the f32 register kernel takes.
     pub f32_channels: Option<u32>,
-    /// `CLPIX_BLUR_F32_COLUMNS=1|2`: columns a work-item of the f32 register kernel takes.
+    /// `blur.f32_columns=1|2`: columns a work-item of the f32 register kernel takes.
     pub f32_columns: Option<u32>,
-    /// `CLPIX_BLUR_F32_ROWS=8|16|32`: output rows a work-item of the f32 radius-built vertical
+    /// `blur.f32_rows=8|16|32`: output rows a work-item of the f32 radius-built vertical
     /// pass takes where it takes pixel columns (`f32_vrows` 0).
     pub f32_rows: Option<u32>,
-    /// `CLPIX_BLUR_F32_VROWS=0|4|8|16`: output rows a block of the f32 radius-built vertical
+    /// `blur.f32_vrows=0|4|8|16`: output rows a block of the f32 radius-built vertical
     /// pass walking strips a channel a work-item; 0: pixel columns, `f32_rows` rows each.
     pub f32_vrows: Option<u32>,
 }
 
-/// The GPU f32 blur's kernels (`CLPIX_BLUR_F32`).
+/// The GPU f32 blur's kernels (`blur.f32_kernel`).
 ///
 /// ```
-/// assert_ne!(clpix::BlurF32Kernel::Tile, clpix::BlurF32Kernel::Registers);
+/// assert_ne!(clpix::tuning::BlurF32Kernel::Tile, clpix::tuning::BlurF32Kernel::Registers);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlurF32Kernel {
@@ -76,10 +73,10 @@ pub enum BlurF32Kernel {
     TwoPass,
 }
 
-/// The GPU RGBA8 blur's kernels (`CLPIX_BLUR_GPU`).
+/// The GPU RGBA8 blur's kernels (`blur.kernel`).
 ///
 /// ```
-/// assert_ne!(clpix::BlurKernel::Band, clpix::BlurKernel::TwoPass);
+/// assert_ne!(clpix::tuning::BlurKernel::Band, clpix::tuning::BlurKernel::TwoPass);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlurKernel {
@@ -93,15 +90,15 @@ pub enum BlurKernel {
     TwoPass,
 }
 
-/// The band kernel's shape (`CLPIX_BLUR_BAND=T,C,P,R[,S]`), checked when parsed: T
+/// The band kernel's shape (`blur.band=T,C,P,R[,S]`), checked when parsed: T
 /// work-items (128 or 256), C channels (1, 2 or 4), P pixels (4 or 8) with T × C / 4 a
 /// multiple of P, R rows (4, 8, 16 or 32) and S rows a strip (256 when left out; the default
 /// shapes take 512 up to w = 8 and 1024 beyond).
 ///
 /// ```
-/// let b = clpix::BlurBand::parse("128,2,8,16").unwrap();
+/// let b = clpix::tuning::BlurBand::parse("128,2,8,16").unwrap();
 /// assert_eq!((b.threads(), b.strip()), (128, 256));
-/// assert!(clpix::BlurBand::parse("128,3,8,8").is_none());
+/// assert!(clpix::tuning::BlurBand::parse("128,3,8,8").is_none());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlurBand {
@@ -116,7 +113,7 @@ impl BlurBand {
     /// `T,C,P,R[,S]`, or `None` unless the kernel can take that shape.
     ///
     /// ```
-    /// assert!(clpix::BlurBand::parse("256,4,8,32,128").is_some());
+    /// assert!(clpix::tuning::BlurBand::parse("256,4,8,32,128").is_some());
     /// ```
     pub fn parse(v: &str) -> Option<BlurBand> {
         let n = v
@@ -148,7 +145,7 @@ impl BlurBand {
     /// Work-items a group.
     ///
     /// ```
-    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().threads(), 256);
+    /// assert_eq!(clpix::tuning::BlurBand::parse("256,1,4,8").unwrap().threads(), 256);
     /// ```
     pub fn threads(&self) -> u32 {
         self.threads
@@ -157,7 +154,7 @@ impl BlurBand {
     /// Channels a work-item of the vertical step.
     ///
     /// ```
-    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().channels(), 1);
+    /// assert_eq!(clpix::tuning::BlurBand::parse("256,1,4,8").unwrap().channels(), 1);
     /// ```
     pub fn channels(&self) -> u32 {
         self.channels
@@ -166,7 +163,7 @@ impl BlurBand {
     /// Pixels a work-item of the horizontal step.
     ///
     /// ```
-    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().pixels(), 4);
+    /// assert_eq!(clpix::tuning::BlurBand::parse("256,1,4,8").unwrap().pixels(), 4);
     /// ```
     pub fn pixels(&self) -> u32 {
         self.pixels
@@ -175,7 +172,7 @@ impl BlurBand {
     /// Input rows a step.
     ///
     /// ```
-    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8").unwrap().rows(), 8);
+    /// assert_eq!(clpix::tuning::BlurBand::parse("256,1,4,8").unwrap().rows(), 8);
     /// ```
     pub fn rows(&self) -> u32 {
         self.rows
@@ -184,71 +181,9 @@ impl BlurBand {
     /// Input rows a strip aims at.
     ///
     /// ```
-    /// assert_eq!(clpix::BlurBand::parse("256,1,4,8,64").unwrap().strip(), 64);
+    /// assert_eq!(clpix::tuning::BlurBand::parse("256,1,4,8,64").unwrap().strip(), 64);
     /// ```
     pub fn strip(&self) -> u32 {
         self.strip
-    }
-}
-
-impl BlurTuning {
-    pub(super) fn from_env() -> Result<BlurTuning> {
-        let kernel = env_parse(
-            "CLPIX_BLUR_GPU",
-            "auto, registers, band, radius or two-pass",
-            one_of(&[
-                ("auto", None),
-                ("registers", Some(BlurKernel::Registers)),
-                ("band", Some(BlurKernel::Band)),
-                ("radius", Some(BlurKernel::Radius)),
-                ("two-pass", Some(BlurKernel::TwoPass)),
-            ]),
-        )?
-        .flatten();
-        Ok(BlurTuning {
-            kernel,
-            columns: env_count("CLPIX_BLUR_COLUMNS", "1 or 2", &[1, 2])?,
-            adjacent: env_count("CLPIX_BLUR_ADJACENT", "1, 2 or 4", &[1, 2, 4])?,
-            band: env_parse(
-                "CLPIX_BLUR_BAND",
-                "T,C,P,R[,S]: T work-items (128 or 256), C channels (1, 2 or 4) with T × C / 4 a \
-                 multiple of P, P pixels (4 or 8), R rows (4, 8, 16 or 32), S rows a strip",
-                BlurBand::parse,
-            )?,
-            channels: env_count("CLPIX_BLUR_CHANNELS", "1, 2 or 4", &[1, 2, 4])?,
-            hpixels: env_count("CLPIX_BLUR_HPIXELS", "4 or 8", &[4, 8])?,
-            vrows: env_count("CLPIX_BLUR_VROWS", "0, 4, 8 or 16", &[0, 4, 8, 16])?,
-            tensor: env_parse(
-                "CLPIX_BLUR_TENSOR",
-                "0, 1, horizontal or vertical",
-                one_of(&[
-                    ("0", (false, false)),
-                    ("1", (true, true)),
-                    ("horizontal", (true, false)),
-                    ("vertical", (false, true)),
-                ]),
-            )?,
-            permute: env_parse(
-                "CLPIX_BLUR_PERMUTE",
-                "0 or 1",
-                one_of(&[("0", false), ("1", true)]),
-            )?,
-            f32_kernel: env_parse(
-                "CLPIX_BLUR_F32",
-                "tile, registers, band, radius or two-pass",
-                one_of(&[
-                    ("tile", BlurF32Kernel::Tile),
-                    ("fused", BlurF32Kernel::Tile),
-                    ("registers", BlurF32Kernel::Registers),
-                    ("band", BlurF32Kernel::Band),
-                    ("radius", BlurF32Kernel::Radius),
-                    ("two-pass", BlurF32Kernel::TwoPass),
-                ]),
-            )?,
-            f32_channels: env_count("CLPIX_BLUR_F32_CHANNELS", "1, 2 or 4", &[1, 2, 4])?,
-            f32_columns: env_count("CLPIX_BLUR_F32_COLUMNS", "1 or 2", &[1, 2])?,
-            f32_rows: env_count("CLPIX_BLUR_F32_ROWS", "8, 16 or 32", &[8, 16, 32])?,
-            f32_vrows: env_count("CLPIX_BLUR_F32_VROWS", "0, 4, 8 or 16", &[0, 4, 8, 16])?,
-        })
     }
 }

@@ -1,8 +1,8 @@
 //! Arrays held by an engine: device buffers on OpenCL (from a reusable pool), host memory on
 //! the CPU engine.
 
-use crate::cl::{ClEngine, ScratchKind};
 use crate::error::{Error, Result};
+use crate::opencl::{ClEngine, ScratchKind};
 use opencl3::memory::Buffer;
 use std::borrow::Cow;
 use std::fmt;
@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 /// A typed array held by an [`Engine`](crate::Engine): in device memory on an OpenCL engine, in
 /// host memory on the CPU engine. Made by [`Engine::upload_array`](crate::Engine::upload_array),
-/// read back with [`Engine::download_array`](crate::Engine::download_array), scanned in place on
-/// the device by [`Engine::exclusive_scan_device`](crate::Engine::exclusive_scan_device),
-/// reduced there by [`Engine::array_stats_device`](crate::Engine::array_stats_device).
+/// read back with [`Engine::download_array`](crate::Engine::download_array); every array
+/// operation takes it as an [`ArrayInput`] (scanned on the device by
+/// [`Engine::exclusive_scan_device`](crate::Engine::exclusive_scan_device), reduced there by
+/// [`Engine::array_stats`](crate::Engine::array_stats)).
 ///
 /// Like a [`DeviceImage`](crate::DeviceImage), an array given to an engine that did not make it
 /// is read back and processed there (same results). A dropped OpenCL array's buffer goes back
@@ -29,6 +30,82 @@ use std::sync::Arc;
 pub struct DeviceArray<T> {
     pub(crate) len: usize,
     pub(crate) storage: ArrayStorage<T>,
+}
+
+/// What every array operation accepts: a host slice (`&[u32]`, `&Vec<u32>`, `&[u32; N]`) or
+/// an array held by an engine (`&DeviceArray<u32>`), through `impl Into<ArrayInput>`. Where the
+/// input lives never shows in a method's name.
+///
+/// ```
+/// let engine = clpix::Engine::new()?;
+/// let host = [5u32, 9, 2, 9];
+/// let dev = engine.upload_array(&host)?;
+/// assert_eq!(engine.array_stats(&host)?, engine.array_stats(&dev)?);
+/// assert_eq!(engine.exclusive_scan(&dev)?, vec![0, 5, 14, 16]);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub enum ArrayInput<'a> {
+    /// Host memory.
+    Host(&'a [u32]),
+    /// An array an engine holds.
+    Device(&'a DeviceArray<u32>),
+}
+
+impl ArrayInput<'_> {
+    /// The number of elements.
+    ///
+    /// ```
+    /// assert_eq!(clpix::ArrayInput::from(&[1u32, 2, 3]).len(), 3);
+    /// ```
+    pub fn len(&self) -> usize {
+        match self {
+            ArrayInput::Host(d) => d.len(),
+            ArrayInput::Device(a) => a.len(),
+        }
+    }
+
+    /// Whether there are no elements.
+    ///
+    /// ```
+    /// assert!(clpix::ArrayInput::from(&[] as &[u32]).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl fmt::Debug for ArrayInput<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArrayInput::Host(d) => write!(f, "ArrayInput::Host({} elements)", d.len()),
+            ArrayInput::Device(a) => write!(f, "ArrayInput::Device({a:?})"),
+        }
+    }
+}
+
+impl<'a> From<&'a [u32]> for ArrayInput<'a> {
+    fn from(d: &'a [u32]) -> Self {
+        ArrayInput::Host(d)
+    }
+}
+
+impl<'a> From<&'a Vec<u32>> for ArrayInput<'a> {
+    fn from(d: &'a Vec<u32>) -> Self {
+        ArrayInput::Host(d)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u32; N]> for ArrayInput<'a> {
+    fn from(d: &'a [u32; N]) -> Self {
+        ArrayInput::Host(d)
+    }
+}
+
+impl<'a> From<&'a DeviceArray<u32>> for ArrayInput<'a> {
+    fn from(a: &'a DeviceArray<u32>) -> Self {
+        ArrayInput::Device(a)
+    }
 }
 
 pub(crate) enum ArrayStorage<T> {

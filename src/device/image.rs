@@ -12,10 +12,10 @@ use image::RgbaImage;
 /// use clpix::{Engine, ImageView};
 /// let engine = Engine::cpu();
 /// let img = image::RgbaImage::from_pixel(4, 4, image::Rgba([9, 9, 9, 255]));
-/// let a = engine.brightest(&img)?;
-/// let b = engine.brightest(ImageView::from(&img))?;
+/// let a = engine.extreme(&img, clpix::Extreme::Brightest)?;
+/// let b = engine.extreme(ImageView::from(&img), clpix::Extreme::Brightest)?;
 /// let dev = engine.upload(&img)?;
-/// let c = engine.brightest(&dev)?;
+/// let c = engine.extreme(&dev, clpix::Extreme::Brightest)?;
 /// assert!(a == b && b == c);
 /// # Ok::<(), clpix::Error>(())
 /// ```

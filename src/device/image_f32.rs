@@ -1,7 +1,7 @@
 //! RGBA f32 images held by an engine (scientific data): one device buffer on OpenCL, host
 //! memory on the CPU engine.
 
-use crate::cl::ClEngine;
+use crate::opencl::ClEngine;
 use image::Rgba32FImage;
 use opencl3::memory::Buffer;
 use std::fmt;

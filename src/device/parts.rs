@@ -1,10 +1,10 @@
 //! A device image's buffers on an OpenCL engine, their upload and download, and the walk over
 //! an input's parts that every OpenCL operation makes.
 
-use crate::cl::{ClEngine, PartRange};
 use crate::device::{DeviceImage, ImageInput, Storage};
 use crate::error::{Error, Result};
 use crate::image::ImageView;
+use crate::opencl::{ClEngine, PartRange};
 use opencl3::memory::Buffer;
 use std::fmt;
 use std::sync::Arc;

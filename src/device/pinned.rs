@@ -1,9 +1,9 @@
 //! [`PinnedImage`]: an RGBA8 image in page-locked host memory of an engine's device, which
 //! uploads and downloads move by DMA at the link's full speed.
 
-use crate::cl::{ClEngine, Pinned};
 use crate::error::Result;
-use crate::image::{check_pixel_count, ImageView};
+use crate::image::{ImageView, check_pixel_count};
+use crate::opencl::{ClEngine, Pinned};
 use std::fmt;
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use std::sync::Arc;
 /// let engine = clpix::Engine::new()?;
 /// let mut frame = engine.pinned_image(64, 48)?;
 /// frame.as_bytes_mut().fill(7);
-/// let hit = engine.brightest(&frame)?;
+/// let hit = engine.extreme(&frame, clpix::Extreme::Brightest)?;
 /// assert_eq!(hit.rgba, [7, 7, 7, 7]);
 /// # Ok::<(), clpix::Error>(())
 /// ```
@@ -54,10 +54,10 @@ impl fmt::Debug for PinnedImage {
 
 impl Drop for PinnedImage {
     fn drop(&mut self) {
-        if let Memory::OpenCl { engine, pinned } = &mut self.memory {
-            if let Some(p) = pinned.take() {
-                engine.unpin(p);
-            }
+        if let Memory::OpenCl { engine, pinned } = &mut self.memory
+            && let Some(p) = pinned.take()
+        {
+            engine.unpin(p);
         }
     }
 }
@@ -175,7 +175,7 @@ impl PinnedImage {
     pub fn copy_from<'a>(&mut self, src: impl Into<ImageView<'a>>) -> Result<()> {
         let src = src.into();
         if (src.width(), src.height()) != (self.width, self.height) {
-            return Err(crate::Error::InvalidParameter {
+            return Err(crate::error::Error::InvalidParameter {
                 name: "src",
                 value: format!("{}×{}", src.width(), src.height()),
                 expected: "an image of the pinned image's size",
@@ -195,8 +195,8 @@ impl PinnedImage {
     }
 }
 
-impl<'a> From<&'a PinnedImage> for crate::ImageInput<'a> {
+impl<'a> From<&'a PinnedImage> for crate::device::ImageInput<'a> {
     fn from(img: &'a PinnedImage) -> Self {
-        crate::ImageInput::Host(img.view())
+        crate::device::ImageInput::Host(img.view())
     }
 }

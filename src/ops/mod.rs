@@ -10,9 +10,21 @@ pub(crate) mod scan;
 pub(crate) mod select;
 mod warm_up;
 
+use crate::opencl::ProgramId;
+
+/// Every program the operations declare.
+pub(crate) const PROGRAMS: [ProgramId; 6] = [
+    reduce::kernels::PROGRAM,
+    histogram::kernels::PROGRAM,
+    scan::kernels::PROGRAM,
+    compact::kernels::PROGRAM,
+    blur::kernels::PROGRAM,
+    select::kernels::PROGRAM,
+];
+
 #[cfg(test)]
 mod tests {
-    use crate::cl::Kernel;
+    use crate::opencl::Kernel;
 
     /// Every kernel name an operation launches is a kernel of its program's source.
     #[test]
@@ -38,10 +50,54 @@ mod tests {
             });
             assert!(
                 declared,
-                "{} is not a kernel of {}.cl",
+                "{} is not a kernel of the {} program",
                 k.name,
                 k.program.name()
             );
+        }
+    }
+
+    /// Every program holds kernels, and the compaction's program holds the scan's passes it
+    /// launches from there.
+    #[test]
+    fn every_program_is_embedded_with_kernels() {
+        for p in super::PROGRAMS {
+            assert!(
+                p.embedded().contains("__kernel"),
+                "{} has no kernel",
+                p.name()
+            );
+        }
+        let compact = super::compact::kernels::PROGRAM;
+        for k in super::scan::kernels::ALL {
+            let all = compact.embedded();
+            assert!(
+                crate::opencl::kernel_spans(&all)
+                    .is_some_and(|s| s.iter().any(|(n, _)| *n == k.name)),
+                "the compact program lacks {}",
+                k.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_program_keeps_each_of_its_kernels_alone() {
+        for p in super::PROGRAMS {
+            let src = p.embedded();
+            let spans = crate::opencl::kernel_spans(&src)
+                .unwrap_or_else(|| panic!("{} unscanned", p.name()));
+            let declared = src.matches("__kernel").count();
+            let in_comments = src
+                .lines()
+                .filter(|l| l.contains("__kernel") && l.trim_start().starts_with("//"))
+                .count();
+            assert_eq!(spans.len(), declared - in_comments, "{}", p.name());
+            for (name, _) in &spans {
+                let one = crate::opencl::only_kernel(&src, name).unwrap();
+                assert_eq!(one.lines().count(), src.lines().count());
+                let left = crate::opencl::kernel_spans(&one).unwrap();
+                assert!(left.iter().all(|(n, _)| n == name), "{}: {name}", p.name());
+            }
         }
     }
 }

@@ -2,9 +2,10 @@
 
 use crate::engine::Engine;
 use crate::error::Result;
+use crate::opencl::ProgramRecord;
 use crate::ops::blur::{Border, GaussianBlur};
 use crate::ops::compact::CompactOrder;
-use crate::ProgramRecord;
+use crate::spec::Extreme;
 
 impl Engine {
     /// Makes ready every OpenCL program the operations need on this engine, and the GPU blur's
@@ -32,7 +33,7 @@ impl Engine {
         // do not choose (a long array's scan, a huge image's bands) are then ready too, and
         // the calls build only their variants (radius-built, NVIDIA's).
         if let crate::engine::Backend::OpenCl(cl) = &self.backend {
-            cl.make_every_file_ready()?;
+            cl.make_every_file_ready(&super::PROGRAMS)?;
         }
         // Large enough for several work-groups and every path's kernels, small enough to take
         // no time beside the builds.
@@ -41,22 +42,22 @@ impl Engine {
             image::Rgba([v as u8, (x * 3 % 256) as u8, (y * 5 % 256) as u8, 255])
         });
         let words: Vec<u32> = img.pixels().map(|p| u32::from_le_bytes(p.0)).collect();
-        self.brightest(&img)?;
-        self.darkest(&img)?;
+        self.extreme(&img, Extreme::Brightest)?;
+        self.extreme(&img, Extreme::Darkest)?;
         self.luminance_stats(&img)?;
         self.histogram_rgba(&img)?;
         self.histogram_luminance(&img)?;
-        self.brightest_k(&img, 4, 8.0)?;
-        self.darkest_k(&img, 4, 8.0)?;
-        self.compact(&img, 500)?;
-        self.compact_sorted(&img, 500)?;
+        self.extremes(&img, Extreme::Brightest, 4, 8.0)?;
+        self.extremes(&img, Extreme::Darkest, 4, 8.0)?;
+        self.compact(&img, 500, CompactOrder::ScanOrder)?;
+        self.compact(&img, 500, CompactOrder::LuminanceDescending)?;
         self.compacted_image(&img, 500, CompactOrder::ScanOrder)?;
         self.compacted_image(&img, 500, CompactOrder::LuminanceDescending)?;
         self.exclusive_scan(&words)?;
         self.array_stats(&words)?;
         let array = self.upload_array(&words)?;
         self.exclusive_scan_device(&array)?;
-        self.array_stats_device(&array)?;
+        self.array_stats(&array)?;
         let f32_img = image::Rgba32FImage::from_fn(img.width(), img.height(), |x, y| {
             image::Rgba(img.get_pixel(x, y).0.map(|c| c as f32))
         });
@@ -81,7 +82,7 @@ impl Engine {
             crate::engine::Backend::OpenCl(cl) => cl
                 .tuning
                 .specialise_after
-                .unwrap_or(crate::cl::SPECIALISE_AFTER),
+                .unwrap_or(crate::opencl::SPECIALISE_AFTER),
             crate::engine::Backend::Cpu => 1,
         }
     }

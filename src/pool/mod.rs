@@ -11,10 +11,10 @@ mod schedule;
 
 pub use results::FrameResults;
 
-use crate::cl::{self, DeviceType, MAX_LANES};
 use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
-use run::{check_window, run_ordered, Worker};
+use crate::opencl::{self, DeviceType, MAX_LANES};
+use run::{Worker, check_window, run_ordered};
 
 /// Frames in flight for [`Engine::stream`] and [`EnginePool::stream`] when a caller has no
 /// reason to choose: enough for one frame uploading, one in its kernels and one downloading.
@@ -53,7 +53,7 @@ impl Engine {
     /// let engine = Engine::new()?;
     /// let frames = (0..8u8).map(|i| image::RgbaImage::from_pixel(64, 48, image::Rgba([i, 0, 0, 255])));
     /// let mut brightest = Vec::new();
-    /// engine.stream(frames, 3, |e, frame| e.brightest(frame), |_, hit| brightest.push(hit))?;
+    /// engine.stream(frames, 3, |e, frame| e.extreme(frame, clpix::Extreme::Brightest), |_, hit| brightest.push(hit))?;
     /// assert_eq!(brightest.len(), 8);
     /// assert_eq!(brightest[7].as_ref().unwrap().rgba, [7, 0, 0, 255]);
     /// # Ok::<(), clpix::Error>(())
@@ -101,7 +101,7 @@ impl Engine {
 /// let images: Vec<_> = (0..6u8)
 ///     .map(|i| image::RgbaImage::from_pixel(32, 32, image::Rgba([i * 40, 0, 0, 255])))
 ///     .collect();
-/// let hits = pool.map(&images, |engine, img| engine.brightest(img));
+/// let hits = pool.map(&images, |engine, img| engine.extreme(img, clpix::Extreme::Brightest));
 /// assert_eq!(hits[5].as_ref().unwrap().rgba, [200, 0, 0, 255]);
 /// # Ok::<(), clpix::Error>(())
 /// ```
@@ -123,7 +123,7 @@ impl EnginePool {
     /// ```
     pub fn new() -> Result<EnginePool> {
         let mut engines = Vec::new();
-        for d in cl::devices().unwrap_or_default() {
+        for d in opencl::devices().unwrap_or_default() {
             if d.device_type == DeviceType::Cpu {
                 continue;
             }
@@ -149,7 +149,7 @@ impl EnginePool {
     /// }
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn with_devices(devices: &[cl::DeviceInfo]) -> Result<EnginePool> {
+    pub fn with_devices(devices: &[opencl::DeviceInfo]) -> Result<EnginePool> {
         let engines = devices
             .iter()
             .map(Engine::with_device)

@@ -3,9 +3,9 @@
 
 use crate::engine::Engine;
 use crate::error::Result;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, sync_channel};
 use std::thread::JoinHandle;
 
 /// The results of [`Engine::stream_iter`], in the frames' order: an iterator that waits for
@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 /// let engine = Arc::new(clpix::Engine::new()?);
 /// let frames = (0..6u8).map(|i| image::RgbaImage::from_pixel(16, 16, image::Rgba([i, 0, 0, 255])));
 /// let lum: Vec<u16> = engine
-///     .stream_iter(frames, 2, |e, f| e.brightest(f).map(|h| h.luminance))?
+///     .stream_iter(frames, 2, |e, f| e.extreme(f, clpix::Extreme::Brightest).map(|h| h.luminance))?
 ///     .collect::<clpix::Result<_>>()?;
 /// assert_eq!(lum.len(), 6);
 /// # Ok::<(), clpix::Error>(())
@@ -37,10 +37,10 @@ impl<R> std::fmt::Debug for FrameResults<R> {
 impl<R> FrameResults<R> {
     /// Waits for the streaming thread, raising its panic (a job's) here.
     fn join(&mut self) {
-        if let Some(t) = self.thread.take() {
-            if let Err(p) = t.join() {
-                std::panic::resume_unwind(p);
-            }
+        if let Some(t) = self.thread.take()
+            && let Err(p) = t.join()
+        {
+            std::panic::resume_unwind(p);
         }
     }
 }
@@ -80,7 +80,7 @@ impl Engine {
     /// use std::sync::Arc;
     /// let engine = Arc::new(clpix::Engine::new()?);
     /// let frames = (0..4u8).map(|i| image::RgbaImage::from_pixel(8, 8, image::Rgba([i, i, i, 255])));
-    /// for (i, hit) in engine.stream_iter(frames, 3, |e, f| e.brightest(f))?.enumerate() {
+    /// for (i, hit) in engine.stream_iter(frames, 3, |e, f| e.extreme(f, clpix::Extreme::Brightest))?.enumerate() {
     ///     assert_eq!(hit?.rgba[0], i as u8);
     /// }
     /// # Ok::<(), clpix::Error>(())
@@ -110,7 +110,7 @@ impl Engine {
                     }
                 });
             })
-            .map_err(|e| crate::Error::InvalidParameter {
+            .map_err(|e| crate::error::Error::InvalidParameter {
                 name: "stream_iter",
                 value: e.to_string(),
                 expected: "a thread for the stream",

@@ -9,12 +9,12 @@
 //! otherwise its error is its result, and the jobs after it are unaffected.
 
 use super::schedule::Rates;
-use crate::cl::LaneGuard;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::opencl::LaneGuard;
 use std::any::Any;
 use std::collections::{BTreeMap, VecDeque};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -115,7 +115,7 @@ pub(crate) fn run_ordered<F, R>(
 fn is_cpu(engine: &Engine) -> bool {
     engine
         .device()
-        .is_none_or(|d| d.device_type == crate::DeviceType::Cpu)
+        .is_none_or(|d| d.device_type == crate::opencl::DeviceType::Cpu)
 }
 
 /// The caller's side: pulls items while the window allows and hands results out in order.

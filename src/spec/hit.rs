@@ -4,7 +4,7 @@
 ///
 /// ```
 /// let img = image::RgbaImage::from_fn(3, 2, |x, y| image::Rgba([(x * 50 + y * 10) as u8, 0, 0, 255]));
-/// let hit = clpix::Engine::cpu().brightest(&img)?;
+/// let hit = clpix::Engine::cpu().extreme(&img, clpix::Extreme::Brightest)?;
 /// assert_eq!((hit.x, hit.y, hit.rgba), (2, 1, [110, 0, 0, 255]));
 /// assert_eq!(hit.luminance, clpix::luminance(110, 0, 0));
 /// # Ok::<(), clpix::Error>(())

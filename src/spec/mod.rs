@@ -6,4 +6,33 @@ mod luminance;
 
 pub use hit::PixelHit;
 pub(crate) use luminance::luma_u32;
-pub use luminance::{luminance, MAX_LUMINANCE};
+pub use luminance::{MAX_LUMINANCE, luminance};
+
+/// Which end of the luminance order: the brightest pixels (largest luminance first) or the
+/// darkest (smallest first). Ties go to the first pixel in scan order either way.
+///
+/// ```
+/// use clpix::Extreme;
+/// let img = image::RgbaImage::from_fn(4, 1, |x, _| image::Rgba([0, 60 * x as u8, 0, 255]));
+/// let engine = clpix::Engine::new()?;
+/// assert_eq!(engine.extreme(&img, Extreme::Brightest)?.x, 3);
+/// assert_eq!(engine.extreme(&img, Extreme::Darkest)?.x, 0);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Extreme {
+    /// Largest luminance first.
+    Brightest,
+    /// Smallest luminance first.
+    Darkest,
+}
+
+impl Extreme {
+    /// The name an error or a log line gives the operation (`"brightest"`, `"darkest"`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Extreme::Brightest => "brightest",
+            Extreme::Darkest => "darkest",
+        }
+    }
+}

@@ -5,6 +5,9 @@
 use clpix::{Engine, ImageView};
 use proptest::prelude::*;
 use std::sync::{Mutex, OnceLock};
+mod shared;
+#[allow(unused_imports)] // not every test binary shares engines
+pub use shared::SharedEngines;
 
 /// Every OpenCL device as an engine, plus each device with the other kernel layout forced (so
 /// that the GPU-style kernels are tested on PoCL in CI, and the CPU-style ones on GPUs). With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
@@ -14,11 +17,29 @@ pub fn opencl_engines() -> Vec<Engine> {
 }
 
 /// [`opencl_engines`] with `tuning` injected.
-pub fn opencl_engines_tuned(tuning: &clpix::Tuning) -> Vec<Engine> {
+pub fn opencl_engines_tuned(tuning: &clpix::tuning::Tuning) -> Vec<Engine> {
     opencl_engines_with(Some(tuning.clone()))
 }
 
-fn opencl_engines_with(tuning: Option<clpix::Tuning>) -> Vec<Engine> {
+/// `tuning` with the test run's `CLPIX_TEST_PROGRAMS` (`kernel` or `file`, the `programs`
+/// setting) applied where set: CI runs the kernel variants with one kernel a program on PoCL,
+/// as GPUs build them. Test harness only; the library reads no such variable.
+fn with_test_programs(tuning: Option<clpix::tuning::Tuning>) -> Option<clpix::tuning::Tuning> {
+    match std::env::var("CLPIX_TEST_PROGRAMS") {
+        Ok(v) if !v.trim().is_empty() => {
+            let mut t = tuning.unwrap_or_else(|| {
+                clpix::tuning::Tuning::from_env().expect("the environment's tuning")
+            });
+            t.set("programs", &v)
+                .expect("CLPIX_TEST_PROGRAMS: kernel or file");
+            Some(t)
+        }
+        _ => tuning,
+    }
+}
+
+fn opencl_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
+    let tuning = with_test_programs(tuning);
     let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
         || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
     let engines: Vec<Engine> = match clpix::devices() {
@@ -65,11 +86,12 @@ pub fn gpu_layout_engines() -> Vec<Engine> {
 }
 
 /// [`gpu_layout_engines`] with `tuning` injected (`None`: the environment's).
-pub fn gpu_layout_engines_tuned(tuning: &clpix::Tuning) -> Vec<Engine> {
+pub fn gpu_layout_engines_tuned(tuning: &clpix::tuning::Tuning) -> Vec<Engine> {
     gpu_layout_engines_with(Some(tuning.clone()))
 }
 
-fn gpu_layout_engines_with(tuning: Option<clpix::Tuning>) -> Vec<Engine> {
+fn gpu_layout_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
+    let tuning = with_test_programs(tuning);
     let config = clpix::EngineConfig {
         layout: clpix::KernelLayout::Coalesced,
         tuning,
@@ -139,21 +161,23 @@ pub fn warp_compaction_cases() -> Vec<(TestImage, u16)> {
 }
 
 /// Every warp compaction case on `engines` against the CPU, hits and compacted images; `refused` says which
-/// engines must refuse the forced kernels instead (an error naming `CLPIX_COMPACT_RELOCATE`);
+/// engines must refuse the forced kernels instead (an error naming `compact_relocate`);
 /// `phase` names the run in failures.
 pub fn check_warp_compaction(engines: &[Engine], refused: impl Fn(&Engine) -> bool, phase: &str) {
     let cpu = Engine::cpu();
     for (img, t) in &warp_compaction_cases() {
-        let expected_hits = cpu.compact(img.view(), *t).unwrap();
+        let expected_hits = cpu
+            .compact(img.view(), *t, clpix::CompactOrder::ScanOrder)
+            .unwrap();
         let expected_image = cpu
             .compacted_image(img.view(), *t, clpix::CompactOrder::ScanOrder)
             .unwrap();
         for e in engines {
-            let hits = e.compact(img.view(), *t);
+            let hits = e.compact(img.view(), *t, clpix::CompactOrder::ScanOrder);
             if refused(e) {
                 match hits {
-                    Err(clpix::Error::InvalidEnvironment { var, .. }) => {
-                        assert_eq!(var, "CLPIX_COMPACT_RELOCATE")
+                    Err(clpix::Error::InvalidTuning { setting, .. }) => {
+                        assert_eq!(setting, "compact_relocate")
                     }
                     other => panic!("{phase} {}: not refused: {other:?}", e.backend()),
                 }
@@ -175,64 +199,6 @@ pub fn check_warp_compaction(engines: &[Engine], refused: impl Fn(&Engine) -> bo
             );
         }
     }
-}
-
-/// Engines shared by the tests of one binary: made at first use, and released when the process
-/// exits, before the OpenCL drivers' own exit-time teardown, as a program's engines are when
-/// it ends. A `static` is never dropped, so a test binary would otherwise exit with every
-/// context, queue and program alive; one binary once died that way (SIGSEGV after all its
-/// tests had passed, PoCL 3.1 in CI, 2026-11-26; not seen in 45 runs here nor under Valgrind).
-pub struct SharedEngines(OnceLock<&'static [Engine]>);
-
-impl SharedEngines {
-    pub const fn new() -> Self {
-        Self(OnceLock::new())
-    }
-
-    /// The engines, made by `make` at the first call.
-    pub fn get(&'static self, make: impl FnOnce() -> Vec<Engine>) -> &'static [Engine] {
-        let engines = self.0.get_or_init(|| {
-            let raw: *mut [Engine] = Box::into_raw(make().into_boxed_slice());
-            lock_held().push(Held(raw));
-            // SAFETY: the box is freed only at exit (release_held), when no test runs.
-            unsafe { &*raw }
-        });
-        // Registered again at every call (the first one to run at exit releases them all, the
-        // others find nothing): it must run before the drivers' exit-time destructors, which
-        // run in reverse order of registration, and a driver may register them late (NVIDIA's
-        // compiler at its first build: a binary running one blur test died with SIGSEGV at
-        // exit, its engines released after the compiler, a background build still inside it).
-        // SAFETY: registers a plain function with the C library; it takes no arguments.
-        unsafe { atexit(release_held) };
-        engines
-    }
-}
-
-/// Engines for [`release_held`] to free.
-struct Held(*mut [Engine]);
-// SAFETY: the pointer is only dereferenced by `release_held`, on the exiting thread.
-unsafe impl Send for Held {}
-
-static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
-
-fn lock_held() -> std::sync::MutexGuard<'static, Vec<Held>> {
-    HELD.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-extern "C" {
-    fn atexit(f: extern "C" fn()) -> std::os::raw::c_int;
-}
-
-/// Drops every [`SharedEngines`] set, last made first (run by the C library at exit).
-extern "C" fn release_held() {
-    let held = std::mem::take(&mut *lock_held());
-    // No unwinding out of a C callback.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        for h in held.into_iter().rev() {
-            // SAFETY: made by Box::into_raw in `get`, freed once; the tests have all ended.
-            drop(unsafe { Box::from_raw(h.0) });
-        }
-    }));
 }
 
 /// Engines whose single buffers are capped small, so every image is processed in many parts.
@@ -443,7 +409,7 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
         .upload_array(&words)
         .and_then(|a| {
             Ok((
-                e.array_stats_device(&a)?,
+                e.array_stats(&a)?,
                 e.download_array(&e.exclusive_scan_device(&a)?)?,
             ))
         })
@@ -497,20 +463,26 @@ pub fn every_op(e: &Engine, input: clpix::ImageInput<'_>) -> Vec<String> {
                 .map(|i| i.into_raw())
         ),
         format!("{f32_blur:?}"),
-        format!("{:?}", e.brightest(input)),
-        format!("{:?}", e.darkest(input)),
+        format!("{:?}", e.extreme(input, clpix::Extreme::Brightest)),
+        format!("{:?}", e.extreme(input, clpix::Extreme::Darkest)),
         format!("{:?}", e.luminance_stats(input)),
         format!("{:?}", e.histogram_rgba(input)),
         format!("{:?}", e.histogram_luminance(input)),
-        format!("{:?}", e.compact(input, 512)),
-        format!("{:?}", e.compact_sorted(input, 300)),
+        format!(
+            "{:?}",
+            e.compact(input, 512, clpix::CompactOrder::ScanOrder)
+        ),
+        format!(
+            "{:?}",
+            e.compact(input, 300, clpix::CompactOrder::LuminanceDescending)
+        ),
         format!(
             "{:?}",
             e.compacted_image(input, 100, clpix::CompactOrder::LuminanceDescending)
                 .map(|i| i.into_raw())
         ),
-        format!("{:?}", e.brightest_k(input, 5, 3.0)),
-        format!("{:?}", e.darkest_k(input, 7, 0.0)),
+        format!("{:?}", e.extremes(input, clpix::Extreme::Brightest, 5, 3.0)),
+        format!("{:?}", e.extremes(input, clpix::Extreme::Darkest, 7, 0.0)),
         format!("{:?}", e.exclusive_scan(&words)),
         format!("{:?}", e.array_stats(&words)),
         format!("{on_device:?}"),
@@ -568,35 +540,34 @@ pub fn random_blurs_match_cpu(engines: &[&Engine], radii: &[u32], cases: u32, la
 
 /// Tuning that builds NVIDIA's program variants with their PTX intrinsics (warp ballots,
 /// tensor products) emulated, so that their logic runs on any device.
-pub fn emulated() -> clpix::Tuning {
-    let mut t = clpix::Tuning::default();
+pub fn emulated() -> clpix::tuning::Tuning {
+    let mut t = clpix::tuning::Tuning::default();
     t.emulate_nvidia = true;
     t
 }
 
-/// A fresh folder holding a flat copy of the kernel sources (`common.h` and every `.cl` file,
-/// which live beside their launchers under `src/`), as `CLPIX_KERNEL_DIR` takes them. Found in
-/// the source tree, or (test binaries copied to another machine, e.g. into `.gpu/`) in `../src`
-/// or `./src`. `edit` may change a file's text (its name, its text).
+/// A fresh folder holding a copy of the kernel sources as `CLPIX_KERNEL_DIR` takes them: the
+/// repository's `cl/` folder (`common.h`, `<op>/*.cl`). Found in the source tree, or (test
+/// binaries copied to another machine, e.g. into `.gpu/`) in `../cl` or `./cl`. `edit` may
+/// change a file's text (its path under `cl/`, such as `blur/blur_radius.cl`, and its text).
 #[allow(dead_code)]
 pub fn kernel_dir_copy(label: &str, edit: impl Fn(&str, &mut String)) -> std::path::PathBuf {
     use std::path::{Path, PathBuf};
     let src = [
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        PathBuf::from("../src"),
-        PathBuf::from("src"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("cl"),
+        PathBuf::from("../cl"),
+        PathBuf::from("cl"),
     ]
     .into_iter()
-    .find(|p| p.join("cl").join("common.h").exists())
-    .expect("the kernel sources under src/");
+    .find(|p| p.join("common.h").exists())
+    .expect("the kernel sources in cl/");
     let dir = std::env::temp_dir().join(format!("clpix-{label}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     fn walk(d: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "cl") || p.ends_with("common.h") {
+            } else {
                 out.push(p);
             }
         }
@@ -604,10 +575,16 @@ pub fn kernel_dir_copy(label: &str, edit: impl Fn(&str, &mut String)) -> std::pa
     let mut files = Vec::new();
     walk(&src, &mut files);
     for f in files {
-        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         let mut text = std::fs::read_to_string(&f).unwrap();
-        edit(&name, &mut text);
-        std::fs::write(dir.join(&name), text).unwrap();
+        edit(&rel, &mut text);
+        let to = dir.join(&rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, text).unwrap();
     }
     dir
 }

@@ -171,7 +171,11 @@ pub(super) fn cl_blur_u8(
                         [p] => &p.buffer,
                         // Cannot happen: one part holds 4 bytes a pixel, fewer than the 8 checked.
                         _ => {
-                            return Err(too_large("an image part of the blur", n as u64 * 4, limit))
+                            return Err(too_large(
+                                "an image part of the blur",
+                                n as u64 * 4,
+                                limit,
+                            ));
                         }
                     }
                 }
@@ -538,7 +542,7 @@ where
             ];
             events.push(cl.launch(vk, &args, global, local)?);
             cl.finish(&events)?;
-            let (sum, span) = crate::cl::last_kernel_ns().unwrap_or((0, 0));
+            let (sum, span) = crate::opencl::last_kernel_ns().unwrap_or((0, 0));
             kernel_ns.0 += sum;
             kernel_ns.1 += span;
             i0 += k;
@@ -548,6 +552,6 @@ where
     }
     // The kernel time of the whole blur, every band and chunk (the spans of its waits added
     // up: the host's work between them is not device time).
-    crate::cl::set_last_kernel_ns(Some(kernel_ns));
+    crate::opencl::set_last_kernel_ns(Some(kernel_ns));
     Ok(out)
 }

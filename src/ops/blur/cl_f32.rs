@@ -10,7 +10,7 @@ use crate::config::BlurF32Kernel;
 /// The largest radius `blur_fused_f32` (blur_f32.cl) takes by default. Its horizontal part
 /// reads its taps from global memory (the cache), 2w + 1 loads a value: H200, 8192² kernels,
 /// fused against two passes, w = 2: 0.879 against 1.182 ms (NPP's f32 row + column 1.345);
-/// w = 8: 3.089 against 1.687 (even near w = 3). Forced (`CLPIX_BLUR_F32=tile`) it takes up
+/// w = 8: 3.089 against 1.687 (even near w = 3). Forced (`blur.f32_kernel=tile`) it takes up
 /// to [`TILE_F32_FORCED_MAX_RADIUS`].
 const TILE_F32_MAX_RADIUS: u32 = 2;
 
@@ -64,7 +64,7 @@ pub(super) const REGISTER_F32_MAX_RADIUS: u32 = 32;
 const REGISTER_F32_PIXELS: usize = 64;
 
 /// Columns (vectors of a row, 64 work-items apart) a work-item of the f32 register kernel takes
-/// at radius `w` (`forced` by `CLPIX_BLUR_F32_COLUMNS`). H200, 8192², kernel ms, 2 columns
+/// at radius `w` (`forced` by `blur.f32_columns`). H200, 8192², kernel ms, 2 columns
 /// against 1: w = 1 0.575–0.577 / 0.628–0.632, w = 2 0.645–0.652 / 0.737, w = 3 0.782–0.785 /
 /// 0.809, w = 4 0.817–0.819 / 0.965–0.966, w = 8 3.26–3.28 / 1.33 (twice the accumulators).
 fn register_f32_columns(w: u32, forced: Option<u32>) -> u32 {
@@ -148,7 +148,7 @@ pub(super) fn gpu_f32_one_kernel<S>(
 ) -> Result<bool> {
     let done = match choice {
         F32Choice::Tile if forced => {
-            return gpu_tile_f32(cl, io, size, blur, TILE_F32_FORCED_MAX_RADIUS)
+            return gpu_tile_f32(cl, io, size, blur, TILE_F32_FORCED_MAX_RADIUS);
         }
         F32Choice::Tile => false,
         F32Choice::Registers => gpu_registers_f32(cl, io, size, blur, forced)?,

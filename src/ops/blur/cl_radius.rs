@@ -76,10 +76,10 @@ pub(super) fn cl_passes<S, D>(
         return cl.finish(&events);
     }
     let f32 = (format == Format::RgbaF32).then(|| f32_choice(cl, blur));
-    if let Some(choice) = f32 {
-        if gpu_f32_one_kernel(cl, choice, (src, dst, weights), (width, height), blur)? {
-            return Ok(());
-        }
+    if let Some(choice) = f32
+        && gpu_f32_one_kernel(cl, choice, (src, dst, weights), (width, height), blur)?
+    {
+        return Ok(());
     }
     let settings = match format {
         Format::Rgba8 => GpuSettings::of(&cl.tuning.blur),
@@ -160,10 +160,10 @@ pub(super) fn cl_passes<S, D>(
             Some((F32Choice::Band | F32Choice::Registers, false)) => Some(false),
             _ => None,
         };
-        if let Some(forced) = f32_passes {
-            if gpu_radius_f32(cl, (src, &tmp, dst, weights), (width, height), blur, forced)? {
-                return Ok(());
-            }
+        if let Some(forced) = f32_passes
+            && gpu_radius_f32(cl, (src, &tmp, dst, weights), (width, height), blur, forced)?
+        {
+            return Ok(());
         }
         if matches!(choice, GpuBlur::RadiusPasses | GpuBlur::Band)
             && gpu_radius_passes_u8(
@@ -391,7 +391,7 @@ pub(super) fn launch_strips<S>(
 
 /// Waits for the per-radius kernels `launched` (`what`): `Ok(false)` when they did not build on
 /// this device or need more than it allows (said as a `log` warning), for the caller to run the generic passes instead,
-/// unless they were `forced` by `CLPIX_BLUR_GPU` (to measure or test them): then their build
+/// unless they were `forced` by `blur.kernel` (to measure or test them): then their build
 /// error, so that a measurement or a test never runs another kernel unnoticed.
 pub(super) fn finish_per_radius(
     cl: &ClEngine,

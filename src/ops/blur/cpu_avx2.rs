@@ -42,7 +42,7 @@ pub(super) struct HorizontalPairs {
 }
 
 impl HorizontalPairs {
-    /// The plan for the weights `q`, which [`super::cpu_vnni::U8Passes::with_isa`] has checked:
+    /// The plan for the weights `q`, which [`super::cpu_simd::U8Passes::with_isa`] has checked:
     /// 2w + 1 of them, w at most 64, side weights below 2^15, the centre at most 65534.
     pub(super) fn new(q: &[u32]) -> HorizontalPairs {
         let w = q.len() / 2;
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn horizontal_plans_pair_every_term_once_with_its_weight() {
         let plan = |w: u32, sigma: f64| {
-            let q = crate::GaussianBlur::new(w)
+            let q = super::super::GaussianBlur::new(w)
                 .sigma(sigma)
                 .weights_fixed()
                 .unwrap();

@@ -2,30 +2,43 @@
 //! name: typed, so that a misspelt name fails to compile, and checked against the source by a test
 //! (`crate::ops`).
 
-use crate::cl::{Kernel, ProgramId};
+use crate::opencl::{Kernel, ProgramId, cl_file};
 
-pub(crate) const BLUR_BAND_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_u8");
-pub(crate) const BLUR_BAND_V_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_f32");
-pub(crate) const BLUR_BAND_V_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_band_v_u8");
-pub(crate) const BLUR_FUSED_BAND_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_band_f32");
-pub(crate) const BLUR_FUSED_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_f32");
-pub(crate) const BLUR_FUSED_REG_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_reg_f32");
-pub(crate) const BLUR_FUSED_REG_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_fused_reg_u8");
-pub(crate) const BLUR_H_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_h_f32");
-pub(crate) const BLUR_H_F32_DIRECT: Kernel = Kernel::new(ProgramId::Blur, "blur_h_f32_direct");
-pub(crate) const BLUR_H_RAD_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_h_rad_f32");
-pub(crate) const BLUR_H_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_h_u8");
-pub(crate) const BLUR_H_U8_DIRECT: Kernel = Kernel::new(ProgramId::Blur, "blur_h_u8_direct");
-pub(crate) const BLUR_HM_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_hm_u8");
-pub(crate) const BLUR_HS_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_hs_u8");
-pub(crate) const BLUR_RING_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_ring_f32");
-pub(crate) const BLUR_RING_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_ring_u8");
-pub(crate) const BLUR_V_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_v_f32");
-pub(crate) const BLUR_V_RAD_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_v_rad_f32");
-pub(crate) const BLUR_V_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_v_u8");
-pub(crate) const BLUR_VM_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_vm_u8");
-pub(crate) const BLUR_VS_RAD_F32: Kernel = Kernel::new(ProgramId::Blur, "blur_vs_rad_f32");
-pub(crate) const BLUR_VS_U8: Kernel = Kernel::new(ProgramId::Blur, "blur_vs_u8");
+/// The program this operation declares: the generic kernels and shared helpers (`blur.cl`), the
+/// programs built per radius (`blur_radius.cl`), the f32 kernels (`blur_f32.cl`) and the NVIDIA-
+/// only tensor-core passes (`blur_nv.cl`).
+pub(crate) const PROGRAM: ProgramId = ProgramId::new(
+    "blur",
+    &[
+        cl_file!("blur/blur.cl"),
+        cl_file!("blur/blur_radius.cl"),
+        cl_file!("blur/blur_f32.cl"),
+        cl_file!("blur/blur_nv.cl"),
+    ],
+);
+
+pub(crate) const BLUR_BAND_U8: Kernel = Kernel::new(PROGRAM, "blur_band_u8");
+pub(crate) const BLUR_BAND_V_F32: Kernel = Kernel::new(PROGRAM, "blur_band_v_f32");
+pub(crate) const BLUR_BAND_V_U8: Kernel = Kernel::new(PROGRAM, "blur_band_v_u8");
+pub(crate) const BLUR_FUSED_BAND_F32: Kernel = Kernel::new(PROGRAM, "blur_fused_band_f32");
+pub(crate) const BLUR_FUSED_F32: Kernel = Kernel::new(PROGRAM, "blur_fused_f32");
+pub(crate) const BLUR_FUSED_REG_F32: Kernel = Kernel::new(PROGRAM, "blur_fused_reg_f32");
+pub(crate) const BLUR_FUSED_REG_U8: Kernel = Kernel::new(PROGRAM, "blur_fused_reg_u8");
+pub(crate) const BLUR_H_F32: Kernel = Kernel::new(PROGRAM, "blur_h_f32");
+pub(crate) const BLUR_H_F32_DIRECT: Kernel = Kernel::new(PROGRAM, "blur_h_f32_direct");
+pub(crate) const BLUR_H_RAD_F32: Kernel = Kernel::new(PROGRAM, "blur_h_rad_f32");
+pub(crate) const BLUR_H_U8: Kernel = Kernel::new(PROGRAM, "blur_h_u8");
+pub(crate) const BLUR_H_U8_DIRECT: Kernel = Kernel::new(PROGRAM, "blur_h_u8_direct");
+pub(crate) const BLUR_HM_U8: Kernel = Kernel::new(PROGRAM, "blur_hm_u8");
+pub(crate) const BLUR_HS_U8: Kernel = Kernel::new(PROGRAM, "blur_hs_u8");
+pub(crate) const BLUR_RING_F32: Kernel = Kernel::new(PROGRAM, "blur_ring_f32");
+pub(crate) const BLUR_RING_U8: Kernel = Kernel::new(PROGRAM, "blur_ring_u8");
+pub(crate) const BLUR_V_F32: Kernel = Kernel::new(PROGRAM, "blur_v_f32");
+pub(crate) const BLUR_V_RAD_F32: Kernel = Kernel::new(PROGRAM, "blur_v_rad_f32");
+pub(crate) const BLUR_V_U8: Kernel = Kernel::new(PROGRAM, "blur_v_u8");
+pub(crate) const BLUR_VM_U8: Kernel = Kernel::new(PROGRAM, "blur_vm_u8");
+pub(crate) const BLUR_VS_RAD_F32: Kernel = Kernel::new(PROGRAM, "blur_vs_rad_f32");
+pub(crate) const BLUR_VS_U8: Kernel = Kernel::new(PROGRAM, "blur_vs_u8");
 
 /// Every kernel above.
 #[cfg(test)]

@@ -52,9 +52,9 @@ impl TensorPasses {
 /// Which of the radius-built passes of variant `plain` run on NVIDIA's tensor cores: both on
 /// NVIDIA GPUs where that program builds (`mma.sync` on 8-bit integers: compute capability
 /// 8.0 and later; elsewhere the f32 tile and the ring of rows, with a warning), unless
-/// `CLPIX_BLUR_TENSOR` says otherwise (`0`, `horizontal`, `vertical`). A pass forced onto the
+/// `blur.tensor` says otherwise (`0`, `horizontal`, `vertical`). A pass forced onto the
 /// tensor cores that does not build is an error, and so is a device that is not an NVIDIA GPU
-/// unless the instruction is emulated (`-D CLPIX_WARP_EMULATED=1` in `CLPIX_BUILD_OPTIONS`, as
+/// unless the instruction is emulated (`-D CLPIX_WARP_EMULATED=1` in `build_options`, as
 /// the tests do).
 pub(super) fn tensor_passes(
     cl: &ClEngine,
@@ -79,8 +79,8 @@ pub(super) fn tensor_passes(
     if cl.grid.contiguous {
         return Ok(NONE);
     }
-    let refused = || Error::InvalidEnvironment {
-        var: "CLPIX_BLUR_TENSOR",
+    let refused = || Error::InvalidTuning {
+        setting: "blur.tensor",
         value: match (wanted.horizontal, wanted.vertical) {
             (true, true) => "1",
             (true, false) => "horizontal",
@@ -88,7 +88,7 @@ pub(super) fn tensor_passes(
         }
         .into(),
         expected: "0 on this device: the tensor-core passes need an NVIDIA GPU, or \
-                   -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+                   the emulate_nvidia setting",
     };
     let variant = plain.with("BLUR_TENSOR", 1);
     let mut built = true;
@@ -112,7 +112,7 @@ pub(super) fn tensor_passes(
 /// `BLUR_REG_PRMT` in blur_radius.cl: a channel's byte out of a pixel, two channels' bytes of a
 /// pair of taps into one word, the four channels' sums into the output pixel, and a pair of
 /// taps' multiply-adds, one instruction each): on NVIDIA GPUs where that program builds, unless
-/// `CLPIX_BLUR_PERMUTE=0`. Forced (`CLPIX_BLUR_PERMUTE=1`) on another device it is an error
+/// `blur.permute=0`. Forced (`blur.permute=1`) on another device it is an error
 /// unless the instructions are emulated, as for [`tensor_passes`]. H200, 8192², kernel ms, one
 /// call: w = 1 0.192 against 0.202, w = 2 (blocks of 2 columns) 0.260–0.262 against
 /// 0.295–0.296, w = 3 (two blocks of one column) 0.356–0.359 against the band kernel's 0.452,
@@ -129,11 +129,11 @@ pub(super) fn register_permute(
         Some(true) => true,
         None => false,
     };
-    let refused = || Error::InvalidEnvironment {
-        var: "CLPIX_BLUR_PERMUTE",
+    let refused = || Error::InvalidTuning {
+        setting: "blur.permute",
         value: "1".into(),
         expected: "0 on this device: the byte permutes need an NVIDIA GPU, or \
-                   -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+                   the emulate_nvidia setting",
     };
     let permuted = RegisterShape::new(w, settings, true);
     let built = cl.nvidia_variant(

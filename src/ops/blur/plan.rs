@@ -71,36 +71,36 @@ pub(super) fn register_strip(w: u32, xg: usize, height: u32, compute_units: u32)
     strip_rows(w, 2 * w as usize + 1, target, xg, height, compute_units)
 }
 
-/// The GPU RGBA8 blur's settings, from the engine's tuning (`CLPIX_BLUR_*`, read and checked
+/// The GPU RGBA8 blur's settings, from the engine's tuning (the `blur.` settings, read and checked
 /// when the engine is made: a misspelt value must not measure or test the default kernels
 /// unnoticed).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct GpuSettings {
-    /// `CLPIX_BLUR_GPU=registers|band|radius|two-pass`: the kernels forced (`auto`, the
+    /// `blur.kernel=registers|band|radius|two-pass`: the kernels forced (`auto`, the
     /// default, is `None`). A forced kernel that does not build is an error, not a fallback.
     pub(super) kernel: Option<GpuBlur>,
-    /// `CLPIX_BLUR_COLUMNS=1|2`: blocks of columns a work-item of the fused kernel takes.
+    /// `blur.columns=1|2`: blocks of columns a work-item of the fused kernel takes.
     pub(super) columns: Option<usize>,
-    /// `CLPIX_BLUR_ADJACENT=1|2|4`: adjacent columns a block of the fused kernel.
+    /// `blur.adjacent=1|2|4`: adjacent columns a block of the fused kernel.
     pub(super) adjacent: Option<usize>,
-    /// `CLPIX_BLUR_BAND=T,C,P,R[,S]`: the band kernel's shape.
+    /// `blur.band=T,C,P,R[,S]`: the band kernel's shape.
     pub(super) band: Option<BandShape>,
-    /// `CLPIX_BLUR_CHANNELS=1|2|4`: channels a work-item of the radius-built vertical pass takes.
+    /// `blur.channels=1|2|4`: channels a work-item of the radius-built vertical pass takes.
     pub(super) channels: Option<u32>,
-    /// `CLPIX_BLUR_HPIXELS=4|8`: pixels a work-item of the radius-built horizontal pass filters.
+    /// `blur.hpixels=4|8`: pixels a work-item of the radius-built horizontal pass filters.
     pub(super) hpixels: Option<u32>,
-    /// `CLPIX_BLUR_VROWS=0|4|8|16`: output rows a block of the radius-built vertical pass.
+    /// `blur.vrows=0|4|8|16`: output rows a block of the radius-built vertical pass.
     pub(super) vrows: Option<u32>,
-    /// `CLPIX_BLUR_TENSOR=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
+    /// `blur.tensor=0|1|horizontal|vertical`: which radius-built passes run on NVIDIA's
     /// tensor cores (by default both, where they build).
     pub(super) tensor: Option<TensorPasses>,
-    /// `CLPIX_BLUR_PERMUTE=0|1`: whether the register kernel moves bytes with NVIDIA's byte
+    /// `blur.permute=0|1`: whether the register kernel moves bytes with NVIDIA's byte
     /// permute (by default where it builds).
     pub(super) permute: Option<bool>,
 }
 
 impl GpuSettings {
-    /// The settings an engine's tuning asks for (`CLPIX_BLUR_*`, checked when read).
+    /// The settings an engine's tuning asks for (the `blur.` settings, checked when read).
     pub(super) fn of(t: &BlurTuning) -> GpuSettings {
         GpuSettings {
             kernel: t.kernel.map(|k| match k {
@@ -133,7 +133,7 @@ impl GpuSettings {
 }
 
 /// Blocks of columns a work-item of the register kernel filters at radius `w` (its
-/// accumulators and unrolled code grow with both). `CLPIX_BLUR_COLUMNS=1|2` overrides, to
+/// accumulators and unrolled code grow with both). `blur.columns=1|2` overrides, to
 /// measure (4 lost on an H100: 0.455 against 0.426 ms at w = 2). With NVIDIA's byte permutes
 /// (`permuted`) w = 3 takes two blocks of one column: H200, 8192², kernel ms, (blocks, adjacent
 /// columns): (2, 1) 0.359, (1, 1) 0.400–0.402, (1, 2) 0.401–0.402, (1, 4) 0.407–0.409, (2, 2)
@@ -148,7 +148,7 @@ pub(super) fn register_columns(w: u32, settings: &GpuSettings, permuted: bool) -
 
 /// Adjacent columns in each block of the register kernel at radius `w` (`BLUR_VX` in
 /// blur_radius.cl: a block's `vx + 2w` pixels are read as vectors and unpacked once for its `vx`
-/// outputs). `CLPIX_BLUR_ADJACENT=1|2|4` overrides, to measure. H200, 8192², kernel ms, three
+/// outputs). `blur.adjacent=1|2|4` overrides, to measure. H200, 8192², kernel ms, three
 /// rows loaded ahead, (blocks, adjacent columns): w = 1 (1, 4) 0.203, (2, 1) 0.252; w = 2
 /// 0.311 / 0.351; w = 3 0.479 / 0.565–0.581 (the latter one row ahead); w = 4 0.951–0.954 /
 /// 0.919–0.934 (one row ahead). With NVIDIA's byte permutes (`permuted`), w = 2 takes blocks of
@@ -184,7 +184,7 @@ pub(super) enum GpuBlur {
 /// Which RGBA8 kernels a GPU runs at radius `w`: the register kernel up to
 /// [`REGISTER_DEFAULT_RADIUS`], the band kernel up to [`BAND_DEFAULT_RADIUS`], the radius-built
 /// passes up to [`RADIUS_PASSES_MAX`], the generic passes beyond (`cl_passes` takes the
-/// tensor-core passes instead where they run). `CLPIX_BLUR_GPU=registers` (up to
+/// tensor-core passes instead where they run). `blur.kernel=registers` (up to
 /// [`REGISTER_MAX_RADIUS`]), `band` (up to [`RADIUS_PASSES_MAX`]), `radius` (up to
 /// [`RADIUS_PASSES_MAX`], or [`TENSOR_MAX_RADIUS`] where the tensor-core passes run) or
 /// `two-pass` forces a choice, to measure them.
@@ -217,8 +217,8 @@ pub(super) fn gpu_kernel(w: u32, settings: &GpuSettings) -> GpuBlur {
 /// an H200 (8192², kernel ms, vertical pass with 1 / 2 / 4 channels): w = 8 0.81 / 0.78 /
 /// 0.68, w = 16 1.22 / 1.34 / 1.46, w = 25 1.81 / 1.92 / 2.56; horizontal pass with 4 / 8
 /// pixels: w = 8 0.62 / 0.77, w = 25 0.92 / 0.86 (before the vertical pass's rows were
-/// counted in 32 bits, which took w = 8 / 16 to 0.66 / 1.19 ms). `CLPIX_BLUR_CHANNELS=1|2|4` and
-/// `CLPIX_BLUR_HPIXELS=4|8` override, to measure.
+/// counted in 32 bits, which took w = 8 / 16 to 0.66 / 1.19 ms). `blur.channels=1|2|4` and
+/// `blur.hpixels=4|8` override, to measure.
 pub(super) fn radius_pass_shape(w: u32, settings: &GpuSettings) -> (u32, u32) {
     let channels = match settings.channels {
         Some(c) => c,
@@ -239,7 +239,7 @@ pub(super) fn radius_pass_shape(w: u32, settings: &GpuSettings) -> (u32, u32) {
 /// outgrew the instruction cache (H200, 8192², w = 25, kernel ms, 1 / 2 / 4 channels: ring
 /// 2.71 / 2.77 / 3.47, blocks of 4 rows 2.31 / 2.31 / 2.20, 8 rows 2.07 / 2.40 / 2.35, 16 rows
 /// 2.03 / 2.28 / 2.52; the vertical pass alone 1.87 ms as a ring, 1.18 in blocks of 16).
-/// `CLPIX_BLUR_VROWS` overrides, to measure.
+/// `blur.vrows` overrides, to measure.
 pub(super) fn vertical_rows(channels: u32, settings: &GpuSettings) -> u32 {
     settings.vrows.unwrap_or(16 / channels.max(1))
 }
@@ -247,7 +247,7 @@ pub(super) fn vertical_rows(channels: u32, settings: &GpuSettings) -> u32 {
 /// The band kernel's shape at radius `w`: work-items a group (128 or 256), channels a work-item
 /// of its vertical pass (1, 2 or 4), pixels a work-item of its horizontal pass (4 or 8), input
 /// rows a step (4, 8, 16 or 32; halved while the local arrays do not fit) and about how many
-/// input rows a strip takes. `CLPIX_BLUR_BAND=T,C,P,R[,S]` overrides, to measure. The defaults
+/// input rows a strip takes. `blur.band=T,C,P,R[,S]` overrides, to measure. The defaults
 /// are the best shapes measured on an H200 (8192², kernel ms; shapes as they ran, after any
 /// halving of R), with the final kernel:
 /// - w = 4: (128, 4, 8, 8) 0.547; (128, 4, 4, 8) 0.582;

@@ -49,7 +49,7 @@ pub(super) fn group_counts_scanned(
     let mut args = args;
     args.push(Arg::buf(&counts));
     events.push(cl.launch(kernel, &args, g * wg, wg)?);
-    let (sums, sg) = cl_scan(cl, &counts, bins * g, &counts, 0, events)?;
+    let (sums, sg) = cl_scan(cl, PROGRAM, &counts, bins * g, &counts, 0, events)?;
     Ok((counts, sums, sg))
 }
 
@@ -283,7 +283,7 @@ pub(super) fn cl_compact(
         // kernels). Only where device memory is host memory: a GPU forced to the contiguous
         // layout (tests) would copy or pin all of it.
         let in_place = kept == KeptAs::Hits
-            && cl.info.device_type == crate::DeviceType::Cpu
+            && cl.info.device_type == crate::opencl::DeviceType::Cpu
             && n as u64 == input.pixel_count();
         let out_px = if in_place {
             // `all.px` is empty here (one part): fresh zero pages, touched only where written.
@@ -504,7 +504,7 @@ fn scan_order(
         // GPUs' relocation sums the counts before its group itself
         // (group_offset).
         events.push(cl.launch(
-            SCAN_GROUPS,
+            SCAN_GROUPS.in_program(PROGRAM),
             &[Arg::buf(&counts), Arg::U32(g as u32), Arg::U32(0)],
             wg,
             wg,

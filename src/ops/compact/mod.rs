@@ -27,11 +27,11 @@
 //!   contiguous range; (2) an exclusive scan of the group counts (on GPUs each relocating group
 //!   adds up the counts before its own instead, saving a kernel); (3) each group relocates its
 //!   kept pixels in tiles staged through local memory, written out coalesced. On NVIDIA GPUs
-//!   (program variant 1, where it builds; `CLPIX_COMPACT_RELOCATE=group|warp` forces one) each
+//!   (program variant 1, where it builds; `compact_relocate=group|warp` forces one) each
 //!   warp counts and relocates its own segment, ranking with warp ballots in inline PTX, without
 //!   work-group barriers. A segment or group that keeps nothing writes nothing and returns.
 //! - **Single pass** (the default where the warp kernels build and the device has
-//!   `cl_khr_int64_base_atomics`; `CLPIX_COMPACT_RELOCATE=lookback` forces it): work-group t ranks and stages the kept pixels of tile t,
+//!   `cl_khr_int64_base_atomics`; `compact_relocate=lookback` forces it): work-group t ranks and stages the kept pixels of tile t,
 //!   publishes their count, finds its offset by a decoupled look-back over its predecessors'
 //!   words *with fallback* (a predecessor silent after 32 re-reads is counted by the group
 //!   itself, so no group ever waits on another and no forward progress is assumed), publishes
@@ -57,17 +57,17 @@
 //!
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
-use crate::cl::{radix_local_bytes, u32_arg, Defines, Kernel};
-use crate::cl::{Arg, ClEngine, Scratch, ScratchKind, WordFormat};
-use crate::cpu::{advise_huge_pages, alloc_zeroed, with_u32_blocks, PIECE};
+use crate::cpu::{PIECE, advise_huge_pages, alloc_zeroed, with_u32_blocks};
 use crate::device::ImageInput;
 use crate::engine::{Engine, HostPixels};
 use crate::error::{Error, Result};
-use crate::image::{check_pixel_count, ImageView};
+use crate::image::{ImageView, check_pixel_count};
+use crate::opencl::{Arg, ClEngine, Scratch, ScratchKind, WordFormat};
+use crate::opencl::{Defines, Kernel, radix_local_bytes, u32_arg};
 use crate::ops::scan::kernels::SCAN_GROUPS;
 use crate::ops::scan::{cl_scan, groups_for, grow};
-use crate::spec::luma_u32;
 use crate::spec::PixelHit;
+use crate::spec::luma_u32;
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
@@ -81,9 +81,9 @@ use std::sync::Arc;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CompactOrder {
-    /// Scan order (`y * width + x`), as [`Engine::compact`].
+    /// Scan order (`y * width + x`).
     ScanOrder,
-    /// Luminance descending, ties in scan order, as [`Engine::compact_sorted`].
+    /// Luminance descending, ties in scan order (a stable sort).
     LuminanceDescending,
 }
 fn check_threshold(threshold: u16) -> Result<()> {
@@ -105,42 +105,37 @@ fn wsum(p: u32) -> u32 {
 }
 
 impl Engine {
-    /// The pixels with luminance above `threshold`, packed in scan order.
+    /// The pixels with luminance above `threshold`, in `order`: scan order
+    /// (`CompactOrder::ScanOrder`), or by luminance descending with pixels of equal luminance in
+    /// scan order (`CompactOrder::LuminanceDescending`, a stable sort).
     ///
     /// An error for a threshold above 1023; an empty vector for an image without pixels.
     ///
     /// ```
+    /// use clpix::CompactOrder;
     /// let mut img = image::RgbaImage::new(4, 3);
     /// img.put_pixel(3, 0, image::Rgba([255, 255, 255, 255]));
     /// img.put_pixel(1, 2, image::Rgba([0, 200, 0, 255]));
-    /// let hits = clpix::Engine::new()?.compact(&img, 100)?;
-    /// assert_eq!(hits.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), [(3, 0), (1, 2)]);
+    /// img.put_pixel(2, 2, image::Rgba([0, 250, 0, 255]));
+    /// let engine = clpix::Engine::new()?;
+    /// let hits = engine.compact(&img, 100, CompactOrder::ScanOrder)?;
+    /// assert_eq!(hits.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), [(3, 0), (1, 2), (2, 2)]);
     /// assert_eq!(hits[1].luminance, clpix::luminance(0, 200, 0));
+    /// let sorted = engine.compact(&img, 100, CompactOrder::LuminanceDescending)?;
+    /// assert_eq!(sorted.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), [(3, 0), (2, 2), (1, 2)]);
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn compact<'a>(
         &self,
         img: impl Into<ImageInput<'a>>,
         threshold: u16,
+        order: CompactOrder,
     ) -> Result<Vec<PixelHit>> {
-        self.compact_hits(img.into(), threshold, false)
-    }
-
-    /// The pixels with luminance above `threshold`, by luminance descending; pixels of equal
-    /// luminance stay in scan order (a stable sort).
-    ///
-    /// ```
-    /// let img = image::RgbaImage::from_fn(3, 1, |x, _| image::Rgba([0, [90, 250, 90][x as usize], 0, 255]));
-    /// let hits = clpix::Engine::new()?.compact_sorted(&img, 0)?;
-    /// assert_eq!(hits.iter().map(|h| h.x).collect::<Vec<_>>(), [1, 0, 2]);
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn compact_sorted<'a>(
-        &self,
-        img: impl Into<ImageInput<'a>>,
-        threshold: u16,
-    ) -> Result<Vec<PixelHit>> {
-        self.compact_hits(img.into(), threshold, true)
+        self.compact_hits(
+            img.into(),
+            threshold,
+            order == CompactOrder::LuminanceDescending,
+        )
     }
 
     /// An image of the input's size whose first pixels (in scan order) are the pixels with
@@ -320,7 +315,7 @@ use plan::*;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cl::{radix_local_bytes, radix_per};
+    use crate::opencl::{radix_local_bytes, radix_per};
 
     #[test]
     fn wsum_min_is_exactly_the_threshold_test() {
@@ -403,14 +398,14 @@ mod tests {
     #[test]
     fn radix_scatter_local_memory_is_as_planned() {
         let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
-        let devices = crate::devices().unwrap_or_default();
+        let devices = crate::opencl::devices().unwrap_or_default();
         assert!(!required || !devices.is_empty(), "OpenCL required");
         for d in &devices {
             let cl = ClEngine::open(
                 d,
                 None,
-                crate::KernelLayout::Coalesced,
-                crate::Tuning::default(),
+                crate::config::KernelLayout::Coalesced,
+                crate::config::Tuning::default(),
             )
             .unwrap();
             let planned = radix_local_bytes(cl.grid.wg, cl.grid.radix_per);

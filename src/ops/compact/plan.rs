@@ -99,7 +99,7 @@ pub(super) const LOOKBACK_MAX_PIXELS: usize = (1 << 30) - 1;
 /// look-back *with fallback* waits on no other group, so it keeps every invariant), else
 /// [`Relocation::Warp`]. Every other GPU: the portable single pass
 /// [`Relocation::GroupLookBack`] where the device has 64-bit atomics, else
-/// [`Relocation::Group`]. `CLPIX_COMPACT_RELOCATE` = `group`, `group-lookback`, `warp` or
+/// [`Relocation::Group`]. `compact_relocate` = `group`, `group-lookback`, `warp` or
 /// `lookback` forces one, to measure or test it; a forced variant that does not build is an
 /// error, so that a measurement never runs the other kernels unnoticed. `with_idx`: whether the
 /// call keeps indices (its kernel is the one whose build decides).
@@ -108,8 +108,8 @@ pub(super) fn relocation(cl: &ClEngine, with_idx: bool) -> Result<Relocation> {
         return Ok(Relocation::Group);
     }
     let atomics = cl.info.has_extension("cl_khr_int64_base_atomics");
-    let needs_atomics = |value: &str| Error::InvalidEnvironment {
-        var: "CLPIX_COMPACT_RELOCATE",
+    let needs_atomics = |value: &str| Error::InvalidTuning {
+        setting: "compact_relocate",
         value: value.into(),
         expected: "group or warp on this device: the single passes need \
                    cl_khr_int64_base_atomics (and the portable one 17 KiB of local memory)",
@@ -125,7 +125,7 @@ pub(super) fn relocation(cl: &ClEngine, with_idx: bool) -> Result<Relocation> {
             return match portable {
                 Relocation::GroupLookBack => Ok(portable),
                 _ => Err(needs_atomics("group-lookback")),
-            }
+            };
         }
         Some(CompactRelocation::Warp) => Some(Relocation::Warp),
         Some(CompactRelocation::LookBack) => Some(Relocation::LookBack),
@@ -137,19 +137,19 @@ pub(super) fn relocation(cl: &ClEngine, with_idx: bool) -> Result<Relocation> {
     // The kernels cut a work-group into warps of 32.
     if !cl.grid.wg.is_multiple_of(32) {
         return match forced {
-            Some(_) => Err(Error::InvalidEnvironment {
-                var: "CLPIX_COMPACT_RELOCATE",
+            Some(_) => Err(Error::InvalidTuning {
+                setting: "compact_relocate",
                 value: value.into(),
                 expected: "group on this device, whose work-groups are not whole warps of 32",
             }),
             None => Ok(portable),
         };
     }
-    let refused = Error::InvalidEnvironment {
-        var: "CLPIX_COMPACT_RELOCATE",
+    let refused = Error::InvalidTuning {
+        setting: "compact_relocate",
         value: value.into(),
         expected: "group on this device: the warp kernels need an NVIDIA GPU, or \
-                   -D CLPIX_WARP_EMULATED=1 in CLPIX_BUILD_OPTIONS",
+                   the emulate_nvidia setting",
     };
     if forced == Some(Relocation::LookBack) && !atomics {
         return Err(needs_atomics(value));

@@ -24,15 +24,11 @@ pub(super) fn cl_histogram(
     kind: Kind,
 ) -> Result<[u32; BINS]> {
     let t = cl.grid;
-    let (replicas, scratch) = if t.contiguous {
+    let scratch = if t.contiguous {
         // Two sub-tables, SUB counters apart (see histogram.cl).
-        (1, 2 * SUB * 4)
+        2 * SUB * 4
     } else {
-        let mut r = cl.tuning.histogram_replicas.unwrap_or(1) as usize;
-        while r > 1 && (r * BINS * 4) as u64 > cl.info.local_mem_bytes {
-            r /= 2;
-        }
-        (r, r * BINS * 4)
+        BINS * 4
     };
     // The histogram is BINS u32s; it lives in a pooled partials buffer when one is large enough
     // (a fresh buffer per call costs more than the kernel on a GPU), else in its own.
@@ -53,7 +49,6 @@ pub(super) fn cl_histogram(
                     Arg::U32(n as u32),
                     Arg::buf(hist),
                     Arg::Local(scratch),
-                    Arg::U32(replicas as u32),
                 ],
                 groups * t.wg,
                 t.wg,

@@ -1,10 +1,14 @@
 //! The kernels of `histogram.cl` that this operation launches, by name: typed, so that a
 //! misspelt name fails to compile, and checked against the source by a test (`crate::ops`).
 
-use crate::cl::{Kernel, ProgramId};
+use crate::opencl::{Kernel, ProgramId, cl_file};
 
-pub(crate) const HIST_LUMA: Kernel = Kernel::new(ProgramId::Histogram, "hist_luma");
-pub(crate) const HIST_RGBA: Kernel = Kernel::new(ProgramId::Histogram, "hist_rgba");
+/// The program this operation declares: the RGBA and luminance histograms.
+pub(crate) const PROGRAM: ProgramId =
+    ProgramId::new("histogram", &[cl_file!("histogram/histogram.cl")]);
+
+pub(crate) const HIST_LUMA: Kernel = Kernel::new(PROGRAM, "hist_luma");
+pub(crate) const HIST_RGBA: Kernel = Kernel::new(PROGRAM, "hist_rgba");
 
 /// Every kernel above.
 #[cfg(test)]

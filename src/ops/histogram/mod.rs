@@ -24,19 +24,13 @@
 //! global atomic per pixel. On CPU devices (PoCL) each work-group is one work-item walking a
 //! contiguous range with two plain sub-tables, merged the same way. The parts of an image too
 //! large for one buffer accumulate into the same global histogram.
-//!
-//! `CLPIX_HISTOGRAM_REPLICAS=1|2|4|8` (GPUs only; default 1) makes each work-group keep that
-//! many interleaved local copies, work-item `i` counting into copy `i % replicas`: the lanes of
-//! a warp then spread over disjoint sets of local-memory banks and over separate counters of
-//! the same bin, a tuning knob against bank conflicts (random images) and same-address
-//! contention (images with few colours), limited by the device's local memory.
 
-use crate::cl::{Arg, ClEngine, Kernel};
 use crate::cpu::PIECE;
 use crate::device::ImageInput;
 use crate::engine::{Engine, HostPixels};
 use crate::error::Result;
-use crate::image::{check_pixel_count, ImageView};
+use crate::image::{ImageView, check_pixel_count};
+use crate::opencl::{Arg, ClEngine, Kernel};
 use image::{Rgba, RgbaImage};
 use rayon::prelude::*;
 use std::sync::Arc;

@@ -41,7 +41,7 @@ pub(super) fn cl_argbest(
     let mut events = Vec::new();
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
-        let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::U32(extreme.flip())];
+        let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::U32(flip(extreme))];
         let host = group_partials(cl, LUMA_ARGBEST, &args, n, 2, &mut events)?;
         let base = range.first_pixel(width as u32);
         for g in host.chunks_exact(2) {

@@ -19,11 +19,7 @@ pub(super) fn luma_of_wsum(s: u32) -> u32 {
 /// Score of a pixel: its weighted sum, or 25500 minus it for the darkest; L' grows with it.
 #[inline(always)]
 pub(super) fn score(p: u32, flip: bool) -> u32 {
-    if flip {
-        25500 - wsum(p)
-    } else {
-        wsum(p)
-    }
+    if flip { 25500 - wsum(p) } else { wsum(p) }
 }
 
 /// L' (L, or 1023 - L for the darkest) of a score.
@@ -97,21 +93,20 @@ pub(super) fn cpu_array_stats(data: &[u32]) -> ArrayPartial {
         .reduce(|| ArrayPartial::NONE, ArrayPartial::combine)
 }
 
-pub(super) fn cpu_argbest(view: &crate::ImageView<'_>, extreme: Extreme) -> Option<Best> {
-    let flip = extreme.flip() == 1;
+pub(super) fn cpu_argbest(view: &crate::image::ImageView<'_>, extreme: Extreme) -> Option<Best> {
+    let flip = super::flip(extreme) == 1;
     map_pieces(
         view,
         |base, bytes| {
             let mut best: Option<Best> = None;
             with_u32_blocks(bytes, BLOCK, |offset, block| {
                 let l = l_of_score(kernels::block_max_score(block, flip), flip);
-                if best.is_none_or(|x| l > x.l) {
-                    if let Some(j) = block
+                if best.is_none_or(|x| l > x.l)
+                    && let Some(j) = block
                         .iter()
                         .position(|&p| l_of_score(score(p, flip), flip) == l)
-                    {
-                        best = Some(Best::new(l, base + (offset + j) as u64, block[j]));
-                    }
+                {
+                    best = Some(Best::new(l, base + (offset + j) as u64, block[j]));
                 }
             });
             best
@@ -124,7 +119,7 @@ pub(super) fn cpu_argbest(view: &crate::ImageView<'_>, extreme: Extreme) -> Opti
     .flatten()
 }
 
-pub(super) fn cpu_stats(view: &crate::ImageView<'_>) -> (u64, u32, u32) {
+pub(super) fn cpu_stats(view: &crate::image::ImageView<'_>) -> (u64, u32, u32) {
     map_pieces(
         view,
         |_, bytes| {

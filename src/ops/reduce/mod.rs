@@ -24,15 +24,15 @@
 //! only when it beats the one so far. The kernel `u32_stats` writes a sum and the keys
 //! `(min << 32) | index` and `(max << 32) | !index` per group.
 
-use crate::cl::{u32_arg, Kernel};
-use crate::cl::{Arg, ClEngine, ScratchKind};
-use crate::cpu::{map_pieces, with_u32_blocks, PIECE};
+use crate::cpu::{PIECE, map_pieces, with_u32_blocks};
 use crate::device::ImageInput;
-use crate::device::{check_array_len, DeviceArray};
-use crate::engine::{Backend, Engine, HostPixels};
+use crate::device::{ArrayInput, check_array_len};
+use crate::engine::{Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
-use crate::spec::PixelHit;
+use crate::opencl::{Arg, ClEngine, ScratchKind};
+use crate::opencl::{Kernel, u32_arg};
+use crate::spec::{Extreme, PixelHit};
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -85,25 +85,11 @@ pub struct ArrayStats {
     pub argmax: u64,
 }
 
-/// Which end of the luminance range an arg-reduction looks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Extreme {
-    Brightest,
-    Darkest,
-}
-
-impl Extreme {
-    fn flip(self) -> u32 {
-        match self {
-            Extreme::Brightest => 0,
-            Extreme::Darkest => 1,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Extreme::Brightest => "brightest",
-            Extreme::Darkest => "darkest",
-        }
+/// The kernels' `flip` argument: 0 for the brightest, 1 for the darkest (keys `1023 - L`).
+fn flip(extreme: Extreme) -> u32 {
+    match extreme {
+        Extreme::Brightest => 0,
+        Extreme::Darkest => 1,
     }
 }
 
@@ -159,34 +145,43 @@ fn check_nonempty(op: &'static str, input: &ImageInput<'_>) -> Result<()> {
 }
 
 impl Engine {
-    /// The brightest pixel: largest luminance, smallest scan index among ties.
+    /// The brightest or the darkest pixel: the largest luminance (`Extreme::Brightest`) or the
+    /// smallest (`Extreme::Darkest`), the smallest scan index among ties.
     ///
     /// An error for an image without pixels.
     ///
     /// ```
-    /// let mut img = image::RgbaImage::new(100, 80);
+    /// use clpix::Extreme;
+    /// let mut img = image::RgbaImage::from_pixel(100, 80, image::Rgba([90, 90, 90, 255]));
     /// img.put_pixel(42, 17, image::Rgba([255, 255, 255, 255]));
-    /// let hit = clpix::Engine::new()?.brightest(&img)?;
-    /// assert_eq!((hit.x, hit.y, hit.luminance), (42, 17, 1023));
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn brightest<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<PixelHit> {
-        self.extreme(img.into(), Extreme::Brightest)
-    }
-
-    /// The darkest pixel: smallest luminance, smallest scan index among ties.
-    ///
-    /// An error for an image without pixels.
-    ///
-    /// ```
-    /// let mut img = image::RgbaImage::from_pixel(10, 10, image::Rgba([90, 90, 90, 255]));
     /// img.put_pixel(3, 4, image::Rgba([0, 0, 1, 255]));
-    /// let hit = clpix::Engine::new()?.darkest(&img)?;
+    /// let engine = clpix::Engine::new()?;
+    /// let hit = engine.extreme(&img, Extreme::Brightest)?;
+    /// assert_eq!((hit.x, hit.y, hit.luminance), (42, 17, 1023));
+    /// let hit = engine.extreme(&img, Extreme::Darkest)?;
     /// assert_eq!((hit.x, hit.y, hit.luminance), (3, 4, 0));
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn darkest<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<PixelHit> {
-        self.extreme(img.into(), Extreme::Darkest)
+    pub fn extreme<'a>(
+        &self,
+        img: impl Into<ImageInput<'a>>,
+        extreme: Extreme,
+    ) -> Result<PixelHit> {
+        let input = img.into();
+        check_nonempty(extreme.name(), &input)?;
+        let best = self.dispatch(
+            extreme.name(),
+            input.pixel_count(),
+            || Ok(cpu_argbest(&HostPixels::of(input)?.view(), extreme)),
+            |cl| cl_argbest(cl, input, extreme),
+        )?;
+        // Unreachable for a non-empty image; an error rather than a panic all the same.
+        let best = best.ok_or(Error::EmptyImage {
+            operation: extreme.name(),
+            width: input.width(),
+            height: input.height(),
+        })?;
+        Ok(best.into_hit(input.width(), extreme))
     }
 
     /// Sum, count, mean, minimum and maximum of the luminance of every pixel.
@@ -218,11 +213,14 @@ impl Engine {
         })
     }
 
-    /// Count, exact sum, minimum and maximum of `data`, with the index of the first
-    /// occurrence of the minimum and of the maximum.
+    /// Count, exact sum, minimum and maximum of an array (a host slice or an array the engine
+    /// holds, see [`ArrayInput`]), with the index of the first occurrence of the minimum and of
+    /// the maximum.
     ///
-    /// An error for an empty slice, or one of more than `u32::MAX` elements. On OpenCL, a
-    /// slice larger than one device buffer is reduced in parts.
+    /// An error for an empty array, or one of more than `u32::MAX` elements. On OpenCL, a
+    /// slice larger than one device buffer is reduced in parts; an array the engine holds is
+    /// reduced in device memory (only one small partial result per work-group is read back),
+    /// and one held by another engine is read back and reduced here (the same results).
     ///
     /// ```
     /// let engine = clpix::Engine::new()?;
@@ -230,71 +228,40 @@ impl Engine {
     /// assert_eq!(s.sum, 7 + 2 * u32::MAX as u64);
     /// assert_eq!((s.min, s.argmin, s.max, s.argmax), (0, 2, u32::MAX, 1));
     /// assert!(engine.array_stats(&[]).is_err());
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn array_stats(&self, data: &[u32]) -> Result<ArrayStats> {
-        check_array(data.len())?;
-        let p = self.dispatch(
-            "array_stats",
-            data.len() as u64,
-            || Ok(cpu_array_stats(data)),
-            |cl| cl_array_stats_host(cl, data),
-        )?;
-        Ok(p.into_stats(data.len()))
-    }
-
-    /// [`array_stats`](Self::array_stats) of an array held by the engine: on OpenCL it is
-    /// reduced in device memory, and only one small partial result per work-group is read
-    /// back. An array held by another engine is read back and reduced here (same results).
-    ///
-    /// An error for an empty array.
-    ///
-    /// ```
-    /// let engine = clpix::Engine::new()?;
     /// let a = engine.upload_array(&(0..1000u32).map(|i| i % 7).collect::<Vec<_>>())?;
-    /// let s = engine.array_stats_device(&a)?;
+    /// let s = engine.array_stats(&a)?;
     /// assert_eq!((s.count, s.min, s.argmin, s.max, s.argmax), (1000, 0, 0, 6, 6));
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn array_stats_device(&self, array: &DeviceArray<u32>) -> Result<ArrayStats> {
-        check_array(array.len())?;
-        let on_device = match &self.backend {
-            Backend::OpenCl(cl) => array.buffer_on(cl),
-            Backend::Cpu => None,
+    pub fn array_stats<'a>(&self, data: impl Into<ArrayInput<'a>>) -> Result<ArrayStats> {
+        let input = data.into();
+        check_array(input.len())?;
+        let n = input.len();
+        let host = |data: &[u32]| {
+            self.dispatch(
+                "array_stats",
+                n as u64,
+                || Ok(cpu_array_stats(data)),
+                |cl| cl_array_stats_host(cl, data),
+            )
         };
-        let Some(buf) = on_device else {
-            return self.array_stats(&array.host_data()?);
+        let p = match input {
+            ArrayInput::Host(data) => host(data)?,
+            ArrayInput::Device(array) => self.dispatch_held(
+                "array_stats",
+                n as u64,
+                |cl| array.buffer_on(cl),
+                || Ok(cpu_array_stats(&array.host_data()?)),
+                |cl, buf| {
+                    let mut events = Vec::new();
+                    let p = cl_array_stats(cl, buf, n, 0, &mut events)?;
+                    cl.finish(&events)?;
+                    Ok(p)
+                },
+                || host(&array.host_data()?),
+            )?,
         };
-        let buf = buf?;
-        let p = self.dispatch(
-            "array_stats_device",
-            array.len() as u64,
-            || Ok(cpu_array_stats(&array.host_data()?)),
-            |cl| {
-                let mut events = Vec::new();
-                let p = cl_array_stats(cl, buf, array.len(), 0, &mut events)?;
-                cl.finish(&events)?;
-                Ok(p)
-            },
-        )?;
-        Ok(p.into_stats(array.len()))
-    }
-
-    fn extreme(&self, input: ImageInput<'_>, extreme: Extreme) -> Result<PixelHit> {
-        check_nonempty(extreme.name(), &input)?;
-        let best = self.dispatch(
-            extreme.name(),
-            input.pixel_count(),
-            || Ok(cpu_argbest(&HostPixels::of(input)?.view(), extreme)),
-            |cl| cl_argbest(cl, input, extreme),
-        )?;
-        // Unreachable for a non-empty image; an error rather than a panic all the same.
-        let best = best.ok_or(Error::EmptyImage {
-            operation: extreme.name(),
-            width: input.width(),
-            height: input.height(),
-        })?;
-        Ok(best.into_hit(input.width(), extreme))
+        Ok(p.into_stats(n))
     }
 }
 

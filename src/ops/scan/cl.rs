@@ -1,11 +1,10 @@
-//! The OpenCL launchers of the scan (`compact.cl`'s scan kernels and `lookback.cl`'s single
-//! pass).
+//! The OpenCL launchers of the scan (`scan.cl`'s passes and `lookback.cl`'s single pass).
 
 use super::kernels::*;
-use crate::cl::{u32_arg, Arg, ClEngine, ScratchKind, WordFormat};
 use crate::config::ScanKernel;
 use crate::cpu::alloc_zeroed;
 use crate::error::{Error, Result};
+use crate::opencl::{Arg, ClEngine, ProgramId, ScratchKind, WordFormat, u32_arg};
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
 use std::sync::Arc;
@@ -15,9 +14,11 @@ use std::sync::Arc;
 pub(crate) const SCAN_SINGLE_MAX: usize = 64 * 1024;
 
 /// Enqueues the exclusive scan of `n` elements of `src` into `dst` (which may be `src`),
-/// starting from `carry`. Returns the group sums buffer; its element `groups` is the total.
+/// starting from `carry`, with the passes of `program` (the scan's own, or another that holds
+/// its files). Returns the group sums buffer; its element `groups` is the total.
 pub(crate) fn cl_scan(
     cl: &ClEngine,
+    program: ProgramId,
     src: &Buffer<u32>,
     n: usize,
     dst: &Buffer<u32>,
@@ -30,7 +31,7 @@ pub(crate) fn cl_scan(
         // One kernel, not three, for short arrays such as the radix passes' digit counts.
         let sums = cl.buffer::<u32>(2, "scan group sums")?;
         events.push(cl.launch(
-            SCAN_SINGLE,
+            SCAN_SINGLE.in_program(program),
             &[
                 Arg::buf(src),
                 Arg::U32(n32),
@@ -46,19 +47,19 @@ pub(crate) fn cl_scan(
     let g = groups_for(cl, n);
     let sums = cl.buffer::<u32>(g + 1, "scan group sums")?;
     events.push(cl.launch(
-        SCAN_REDUCE,
+        SCAN_REDUCE.in_program(program),
         &[Arg::buf(src), Arg::U32(n32), Arg::buf(&sums)],
         g * wg,
         wg,
     )?);
     events.push(cl.launch(
-        SCAN_GROUPS,
+        SCAN_GROUPS.in_program(program),
         &[Arg::buf(&sums), Arg::U32(g as u32), Arg::U32(carry)],
         wg,
         wg,
     )?);
     events.push(cl.launch(
-        SCAN_APPLY,
+        SCAN_APPLY.in_program(program),
         &[Arg::buf(src), Arg::U32(n32), Arg::buf(dst), Arg::buf(&sums)],
         g * wg,
         wg,
@@ -68,7 +69,7 @@ pub(crate) fn cl_scan(
 
 /// Whether this device scans in one pass (`scan_lookback`, a decoupled look-back with
 /// fallback): GPUs (the coalesced layout) whose driver has `cl_khr_int64_base_atomics`, unless
-/// `CLPIX_SCAN=three-pass`. `CLPIX_SCAN=lookback` where the atomics are missing is an error,
+/// `scan=three-pass`. `scan=lookback` where the atomics are missing is an error,
 /// so that a measurement never runs the other kernels unnoticed.
 pub(crate) fn single_pass(cl: &ClEngine) -> Result<bool> {
     if cl.grid.contiguous {
@@ -77,8 +78,8 @@ pub(crate) fn single_pass(cl: &ClEngine) -> Result<bool> {
     let atomics = cl.info.has_extension("cl_khr_int64_base_atomics");
     match cl.tuning.scan {
         Some(ScanKernel::ThreePass) => Ok(false),
-        Some(ScanKernel::LookBack) if !atomics => Err(Error::InvalidEnvironment {
-            var: "CLPIX_SCAN",
+        Some(ScanKernel::LookBack) if !atomics => Err(Error::InvalidTuning {
+            setting: "scan",
             value: "lookback".into(),
             expected: "three-pass on this device: the single pass needs \
                        cl_khr_int64_base_atomics",
@@ -99,7 +100,7 @@ pub(crate) fn cl_scan_into(
     events: &mut Vec<Event>,
 ) -> Result<()> {
     if !single_pass(cl)? {
-        return cl_scan(cl, src, n, dst, carry, events).map(|_| ());
+        return cl_scan(cl, PROGRAM, src, n, dst, carry, events).map(|_| ());
     }
     let n32 = u32_arg(n, "array length")?;
     let wg = cl.grid.wg;

@@ -17,17 +17,17 @@ pub(crate) use cl::{cl_scan, groups_for, grow};
 use cl::{cl_scan_host, cl_scan_into};
 use cpu::cpu_scan;
 
-use crate::device::{download, ArrayStorage, DeviceArray, PooledBuffer};
-use crate::engine::{Backend, Engine};
+use crate::device::{ArrayInput, ArrayStorage, DeviceArray, PooledBuffer, download};
+use crate::engine::Engine;
 use crate::error::Result;
-use std::sync::Arc;
 
 impl Engine {
     /// Exclusive prefix sum with wrapping addition: `out[i] = data[0] + … + data[i-1]`,
-    /// `out[0] = 0`. Any length.
+    /// `out[0] = 0`, of a host slice or an array the engine holds ([`ArrayInput`]), back in
+    /// host memory. Any length.
     ///
-    /// On OpenCL, arrays larger than one device buffer are scanned in parts, each starting from
-    /// the total of the parts before it.
+    /// On OpenCL, host arrays larger than one device buffer are scanned in parts, each starting
+    /// from the total of the parts before it.
     ///
     /// ```
     /// let engine = clpix::Engine::new()?;
@@ -35,7 +35,65 @@ impl Engine {
     /// assert!(engine.exclusive_scan(&[])?.is_empty());
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn exclusive_scan(&self, data: &[u32]) -> Result<Vec<u32>> {
+    pub fn exclusive_scan<'a>(&self, data: impl Into<ArrayInput<'a>>) -> Result<Vec<u32>> {
+        match data.into() {
+            ArrayInput::Host(data) => self.scan_host(data),
+            ArrayInput::Device(array) => download(&self.exclusive_scan_device(array)?),
+        }
+    }
+
+    /// [`exclusive_scan`](Self::exclusive_scan) whose result stays on the engine: a new array
+    /// (device memory on OpenCL). An array the engine holds is scanned where it is: nothing
+    /// crosses the bus; a host slice (or another engine's array) is uploaded first.
+    ///
+    /// ```
+    /// let engine = clpix::Engine::new()?;
+    /// let a = engine.upload_array(&vec![1u32; 1000])?;
+    /// let s = engine.download_array(&engine.exclusive_scan_device(&a)?)?;
+    /// assert_eq!((s[0], s[999]), (0, 999));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn exclusive_scan_device<'a>(
+        &self,
+        data: impl Into<ArrayInput<'a>>,
+    ) -> Result<DeviceArray<u32>> {
+        let on_host = |data: &[u32]| {
+            let scanned = self.scan_host(data)?;
+            self.upload_array(&scanned)
+        };
+        let array = match data.into() {
+            ArrayInput::Host(data) => return on_host(data),
+            ArrayInput::Device(array) => array,
+        };
+        let n = array.len;
+        self.dispatch_held(
+            "exclusive_scan_device",
+            n as u64,
+            |cl| array.buffer_on(cl),
+            || {
+                Ok(DeviceArray {
+                    len: n,
+                    storage: ArrayStorage::Host(cpu_scan(&array.host_data()?)),
+                })
+            },
+            |cl, src| {
+                let out = PooledBuffer::take(cl, n)?;
+                if n > 0 {
+                    let mut events = Vec::new();
+                    cl_scan_into(cl, src, n, out.get()?, 0, &mut events)?;
+                    cl.finish(&events)?;
+                }
+                Ok(DeviceArray {
+                    len: n,
+                    storage: ArrayStorage::OpenCl(out),
+                })
+            },
+            || on_host(&array.host_data()?),
+        )
+    }
+
+    /// The scan of a host slice.
+    fn scan_host(&self, data: &[u32]) -> Result<Vec<u32>> {
         if data.is_empty() {
             return Ok(Vec::new());
         }
@@ -45,55 +103,5 @@ impl Engine {
             || Ok(cpu_scan(data)),
             |cl| cl_scan_host(cl, data),
         )
-    }
-
-    /// [`exclusive_scan`](Self::exclusive_scan) of an array held by the engine; the result is a
-    /// new array on the same engine (device memory on OpenCL: nothing crosses the bus).
-    ///
-    /// ```
-    /// let engine = clpix::Engine::new()?;
-    /// let a = engine.upload_array(&vec![1u32; 1000])?;
-    /// let s = engine.download_array(&engine.exclusive_scan_device(&a)?)?;
-    /// assert_eq!((s[0], s[999]), (0, 999));
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn exclusive_scan_device(&self, array: &DeviceArray<u32>) -> Result<DeviceArray<u32>> {
-        let cpu = || {
-            let host = match &array.storage {
-                ArrayStorage::Host(v) => cpu_scan(v),
-                ArrayStorage::OpenCl(..) => cpu_scan(&download(array)?),
-            };
-            Ok(DeviceArray {
-                len: array.len,
-                storage: ArrayStorage::Host(host),
-            })
-        };
-        match &self.backend {
-            Backend::OpenCl(cl) => match &array.storage {
-                ArrayStorage::OpenCl(src) if Arc::ptr_eq(&src.owner, cl) => {
-                    self.dispatch("exclusive_scan_device", array.len as u64, cpu, |cl| {
-                        let out = PooledBuffer::take(cl, array.len)?;
-                        if array.len > 0 {
-                            let mut events = Vec::new();
-                            cl_scan_into(cl, src.get()?, array.len, out.get()?, 0, &mut events)?;
-                            cl.finish(&events)?;
-                        }
-                        Ok(DeviceArray {
-                            len: array.len,
-                            storage: ArrayStorage::OpenCl(out),
-                        })
-                    })
-                }
-                _ => {
-                    let host = download(array)?;
-                    let scanned = self.exclusive_scan(&host)?;
-                    self.upload_array(&scanned)
-                }
-            },
-            Backend::Cpu => {
-                crate::cl::set_last_kernel_ns(None);
-                cpu()
-            }
-        }
     }
 }

@@ -19,24 +19,19 @@
 //! many candidates each round) and selection continues where it stopped. Every step runs on the
 //! engine's backend, so on a GPU only the candidates cross to the host.
 
-use crate::cl::{Arg, ScratchKind};
 use crate::device::{DeviceImage, DeviceParts, ImageInput, Part, Storage};
 use crate::engine::{Backend, Engine, HostPixels};
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
-use crate::spec::luma_u32;
+use crate::opencl::{Arg, ScratchKind};
 use crate::spec::PixelHit;
+use crate::spec::luma_u32;
 use std::collections::HashMap;
 
 pub(crate) mod kernels;
 use kernels::*;
 
-/// Which end of the luminance range is wanted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum End {
-    Brightest,
-    Darkest,
-}
+use crate::spec::Extreme;
 
 /// Greedy selection with a grid of cells `cell` pixels wide: a pixel closer than `min_distance`
 /// to a taken one lies in the same or a neighbouring cell.
@@ -93,11 +88,11 @@ impl Greedy {
 }
 
 impl Engine {
-    /// The `k` brightest pixels at least `min_distance` pixels apart: motion-capture marker
-    /// finding, where one bright blob must not take all k places.
+    /// The `k` brightest (or darkest) pixels at least `min_distance` pixels apart: motion-capture
+    /// marker finding, where one bright blob must not take all k places.
     ///
-    /// Candidates are all pixels by luminance descending, ties in scan order. Going through them
-    /// in that order (greedy), a candidate is taken when its Euclidean distance in pixels to
+    /// Candidates are all pixels by luminance, descending for `Extreme::Brightest` and
+    /// ascending for `Extreme::Darkest`, ties in scan order; in that order (greedy), a candidate is taken when its Euclidean distance in pixels to
     /// every pixel already taken is ≥ `min_distance`, until `k` are taken. `min_distance = 0`
     /// gives plainly the top k. Fewer than k pixels come back when the image runs out.
     /// Distances are compared exactly (`dx² + dy² ≥ min_distance²`, both sides exact in f64),
@@ -108,45 +103,28 @@ impl Engine {
     /// distance rule.
     ///
     /// ```
+    /// use clpix::Extreme;
     /// let mut img = image::RgbaImage::new(100, 100);
     /// for (x, y) in [(10, 10), (11, 10), (80, 80)] {
     ///     img.put_pixel(x, y, image::Rgba([255, 255, 255, 255]));
     /// }
     /// let engine = clpix::Engine::new()?;
-    /// let two = engine.brightest_k(&img, 2, 5.0)?;
+    /// let two = engine.extremes(&img, Extreme::Brightest, 2, 5.0)?;
     /// assert_eq!(two.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), vec![(10, 10), (80, 80)]);
-    /// let top = engine.brightest_k(&img, 2, 0.0)?;
+    /// let top = engine.extremes(&img, Extreme::Brightest, 2, 0.0)?;
     /// assert_eq!(top.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), vec![(10, 10), (11, 10)]);
+    /// let dark = engine.extremes(&img, Extreme::Darkest, 2, 3.0)?;
+    /// assert_eq!(dark.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), vec![(0, 0), (3, 0)]);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn brightest_k<'a>(
+    pub fn extremes<'a>(
         &self,
         img: impl Into<ImageInput<'a>>,
+        extreme: Extreme,
         k: usize,
         min_distance: f32,
     ) -> Result<Vec<PixelHit>> {
-        self.select_k(img.into(), k, min_distance, End::Brightest)
-    }
-
-    /// The `k` darkest pixels at least `min_distance` pixels apart: as
-    /// [`brightest_k`](Self::brightest_k), with candidates by luminance ascending.
-    ///
-    /// ```
-    /// let mut img = image::RgbaImage::from_pixel(50, 50, image::Rgba([200, 200, 200, 255]));
-    /// img.put_pixel(5, 5, image::Rgba([0, 0, 0, 255]));
-    /// img.put_pixel(6, 5, image::Rgba([1, 1, 1, 255]));
-    /// img.put_pixel(40, 40, image::Rgba([2, 2, 2, 255]));
-    /// let dark = clpix::Engine::new()?.darkest_k(&img, 2, 3.0)?;
-    /// assert_eq!(dark.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), vec![(5, 5), (40, 40)]);
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn darkest_k<'a>(
-        &self,
-        img: impl Into<ImageInput<'a>>,
-        k: usize,
-        min_distance: f32,
-    ) -> Result<Vec<PixelHit>> {
-        self.select_k(img.into(), k, min_distance, End::Darkest)
+        self.select_k(img.into(), k, min_distance, extreme)
     }
 
     fn select_k(
@@ -154,7 +132,7 @@ impl Engine {
         input: ImageInput<'_>,
         k: usize,
         min_distance: f32,
-        end: End,
+        end: Extreme,
     ) -> Result<Vec<PixelHit>> {
         if min_distance.is_nan() || min_distance < 0.0 {
             return Err(Error::invalid(
@@ -170,8 +148,8 @@ impl Engine {
         let hist = self.histogram_luminance(input)?.counts;
         // Luminance levels from the best end: counts[level] pixels each.
         let levels: Vec<u16> = match end {
-            End::Brightest => (0..=1023).rev().collect(),
-            End::Darkest => (0..=1023).collect(),
+            Extreme::Brightest => (0..=1023).rev().collect(),
+            Extreme::Darkest => (0..=1023).collect(),
         };
         let mut greedy = Greedy::new(k, min_distance);
         // The darkest side's inverted image, made at its first round and kept for the rounds
@@ -250,18 +228,22 @@ impl Engine {
     fn candidates(
         &self,
         input: ImageInput<'_>,
-        end: End,
+        end: Extreme,
         bound: u16,
         inverted: &mut Option<DeviceImage>,
     ) -> Result<Vec<PixelHit>> {
         let mut hits = match end {
-            End::Brightest if bound >= 1 => self.compact(input, bound - 1)?,
+            Extreme::Brightest if bound >= 1 => self.compact(
+                input,
+                bound - 1,
+                crate::ops::compact::CompactOrder::ScanOrder,
+            )?,
             // On the CPU one parallel pass keeps the pixels at or below the bound (inverting
             // the image first cost 3.8 times brightest_k's whole call at 4096² on 2 cores).
-            End::Darkest if matches!(self.backend, Backend::Cpu) => {
+            Extreme::Darkest if matches!(self.backend, Backend::Cpu) => {
                 darkest_on_cpu(&HostPixels::of(input)?.view(), bound)
             }
-            End::Darkest => {
+            Extreme::Darkest => {
                 // Inverting r, g, b turns the weighted sum s into 25500 - s exactly. Pixels with
                 // L <= bound have s <= s_max, i.e. inverted sums >= 25500 - s_max; compaction
                 // above the largest threshold t whose cut lies at or below that keeps a superset,
@@ -276,7 +258,11 @@ impl Engine {
                         Some(image) => image,
                         None => inverted.insert(self.inverted(input)?),
                     };
-                    let mut hits = self.compact(&*inverted, (l_cut - 1) as u16)?;
+                    let mut hits = self.compact(
+                        &*inverted,
+                        (l_cut - 1) as u16,
+                        crate::ops::compact::CompactOrder::ScanOrder,
+                    )?;
                     for h in &mut hits {
                         let p = u32::from_le_bytes(h.rgba) ^ 0x00ff_ffff;
                         h.rgba = p.to_le_bytes();
@@ -286,12 +272,12 @@ impl Engine {
                     hits
                 }
             }
-            End::Brightest => self.all_pixels(input)?,
+            Extreme::Brightest => self.all_pixels(input)?,
         };
         // Stable: equal luminance stays in scan order.
         match end {
-            End::Brightest => hits.sort_by_key(|h| std::cmp::Reverse(h.luminance)),
-            End::Darkest => hits.sort_by_key(|h| h.luminance),
+            Extreme::Brightest => hits.sort_by_key(|h| std::cmp::Reverse(h.luminance)),
+            Extreme::Darkest => hits.sort_by_key(|h| h.luminance),
         }
         Ok(hits)
     }
@@ -319,8 +305,10 @@ impl Engine {
     /// The image with r, g, b inverted, held by this engine (on the device for OpenCL).
     fn inverted(&self, input: ImageInput<'_>) -> Result<DeviceImage> {
         let (width, height) = (input.width(), input.height());
-        match &self.backend {
-            Backend::Cpu => {
+        self.dispatch(
+            "darkest",
+            input.pixel_count(),
+            || {
                 let host = HostPixels::of(input)?;
                 let mut img = host.view().to_image();
                 for p in img.as_mut().chunks_exact_mut(4) {
@@ -333,8 +321,8 @@ impl Engine {
                     height,
                     storage: Storage::Host(img.into_raw()),
                 })
-            }
-            Backend::OpenCl(cl) => {
+            },
+            |cl| {
                 // Each part (this engine's device image in place, a packed host image read
                 // where it is on a CPU device, else uploaded) inverted into a buffer from the
                 // scratch pool, given back when the call ends (`Inverted`): a fresh
@@ -359,8 +347,8 @@ impl Engine {
                         parts,
                     }),
                 })
-            }
-        }
+            },
+        )
     }
 }
 
@@ -387,7 +375,7 @@ impl Drop for Inverted<'_> {
 }
 
 fn invert(
-    cl: &crate::cl::ClEngine,
+    cl: &crate::opencl::ClEngine,
     src: &opencl3::memory::Buffer<u32>,
     dst: &opencl3::memory::Buffer<u32>,
     n: usize,

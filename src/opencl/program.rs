@@ -1,8 +1,9 @@
-//! Programs: kernel sources (embedded, or read from `CLPIX_KERNEL_DIR`), their builds per
-//! variant, and the cache of built programs.
+//! Programs: what a program is (a name and its files of `cl/`, declared by the operations),
+//! kernel sources (embedded, or read from `CLPIX_KERNEL_DIR`), their builds per variant, and the
+//! cache of built programs.
 
 use super::cache::{CacheKey, DiskCache};
-use super::{lock, ClEngine, Vendor};
+use super::{ClEngine, Vendor, lock};
 use crate::config::{ProgramCache, ProgramUnit};
 use crate::error::{Error, Result};
 use opencl3::program::Program;
@@ -16,24 +17,82 @@ pub(crate) type ProgramKey = (ProgramId, Defines, Option<&'static str>);
 
 /// The header every program starts with (pasted in, not `#include`d: no include path to get
 /// wrong).
-pub(super) const COMMON_H: &str = include_str!("common.h");
+pub(super) const COMMON_H: ClFile = ClFile {
+    path: "common.h",
+    text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cl/common.h")),
+};
 
-/// The OpenCL programs: one `.cl` file each, beside its launcher in `src/ops/<op>/`, embedded
-/// so that a dependent crate and a copied binary work anywhere.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum ProgramId {
-    /// `ops/reduce/reduce.cl`: arg-reductions, luminance and array statistics.
-    Reduce,
-    /// `ops/histogram/histogram.cl`.
-    Histogram,
-    /// `ops/compact/compact.cl` (the scan's three passes, the compaction), `radix.cl` (the GPU
-    /// radix passes), `ops/scan/lookback.cl`, `compact_lookback.cl` and `compact_nv.cl`.
-    Compact,
-    /// `ops/blur/blur.cl` (the generic kernels), `blur_radius.cl` (the programs built per radius),
-    /// `blur_f32.cl` and `blur_nv.cl`.
-    Blur,
-    /// `ops/select/select.cl`: the k brightest pixels' helpers.
-    Select,
+/// One OpenCL C file of the top-level `cl/` folder: its path there (also its path under
+/// `CLPIX_KERNEL_DIR`) and its text, embedded at build time by [`cl_file!`].
+#[derive(Debug)]
+pub(crate) struct ClFile {
+    /// The path under `cl/`, such as `reduce/reduce.cl`.
+    pub(crate) path: &'static str,
+    /// The embedded text.
+    pub(crate) text: &'static str,
+}
+
+/// The [`ClFile`] at `path` under the crate's `cl/` folder, its text embedded so that a
+/// dependent crate and a copied binary work anywhere.
+macro_rules! cl_file {
+    ($path:literal) => {
+        $crate::opencl::ClFile {
+            path: $path,
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cl/", $path)),
+        }
+    };
+}
+pub(crate) use cl_file;
+
+/// An OpenCL program: a name and its files, pasted in order after `common.h`. Each operation
+/// declares its own (`ops/<op>/kernels.rs`); this layer knows none of them. Programs are equal
+/// when their names are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProgramId {
+    name: &'static str,
+    files: &'static [ClFile],
+}
+
+impl ProgramId {
+    /// The program `name` made of `files`: the portable kernels first, then (`*_nv.cl`) the
+    /// NVIDIA-only ones, which only the variants that ask for them compile.
+    pub(crate) const fn new(name: &'static str, files: &'static [ClFile]) -> ProgramId {
+        ProgramId { name, files }
+    }
+
+    /// The program's name, as [`ProgramRecord::program`] reports it.
+    pub(crate) fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// The program's files, in the order they are pasted.
+    pub(crate) fn files(self) -> &'static [ClFile] {
+        self.files
+    }
+
+    /// The embedded source of every file of the program, in order.
+    #[cfg(test)]
+    pub(crate) fn embedded(self) -> String {
+        self.files
+            .iter()
+            .map(|f| f.text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl PartialEq for ProgramId {
+    fn eq(&self, other: &ProgramId) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for ProgramId {}
+
+impl std::hash::Hash for ProgramId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
 }
 
 /// A kernel of a program, by name. Each operation declares the kernels it launches as
@@ -50,6 +109,12 @@ impl Kernel {
     /// The kernel `name` of `program`.
     pub(crate) const fn new(program: ProgramId, name: &'static str) -> Kernel {
         Kernel { program, name }
+    }
+
+    /// The same kernel built from `program`, another program whose files include this
+    /// kernel's (the compaction's program holds the scan's passes beside its own kernels).
+    pub(crate) const fn in_program(self, program: ProgramId) -> Kernel {
+        Kernel { program, ..self }
     }
 }
 
@@ -68,7 +133,7 @@ pub enum ProgramOrigin {
 /// ```
 /// let engine = clpix::Engine::new()?;
 /// let img = image::RgbaImage::new(8, 8);
-/// engine.brightest(&img)?;
+/// engine.extreme(&img, clpix::Extreme::Brightest)?;
 /// for p in engine.programs() {
 ///     println!("{} {:?} {} {:?} {:.1} ms", p.program, p.kernel, p.variant, p.origin, p.millis);
 /// }
@@ -76,7 +141,7 @@ pub enum ProgramOrigin {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProgramRecord {
-    /// The program (`reduce`, `histogram`, `compact`, `blur`, `select`).
+    /// The program (`reduce`, `histogram`, `scan`, `compact`, `blur`, `select`).
     pub program: &'static str,
     /// The one kernel it was built for, or `None` for every kernel of its file (see
     /// [`ProgramUnit`]).
@@ -134,81 +199,17 @@ impl std::fmt::Display for Defines {
     }
 }
 
-impl ProgramId {
-    /// Every program.
-    pub(crate) const ALL: [ProgramId; 5] = [
-        ProgramId::Reduce,
-        ProgramId::Histogram,
-        ProgramId::Compact,
-        ProgramId::Blur,
-        ProgramId::Select,
-    ];
-
-    /// The program's name: its file is `<name>.cl` (also in `CLPIX_KERNEL_DIR`).
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            ProgramId::Reduce => "reduce",
-            ProgramId::Histogram => "histogram",
-            ProgramId::Compact => "compact",
-            ProgramId::Blur => "blur",
-            ProgramId::Select => "select",
-        }
-    }
-
-    /// The program's files and their embedded text, pasted in this order after `common.h`:
-    /// the portable kernels, then (`*_nv.cl`) the NVIDIA-only ones, which only the variants
-    /// that ask for them compile.
-    pub(crate) fn files(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            ProgramId::Reduce => &[("reduce.cl", include_str!("../ops/reduce/reduce.cl"))],
-            ProgramId::Histogram => &[(
-                "histogram.cl",
-                include_str!("../ops/histogram/histogram.cl"),
-            )],
-            ProgramId::Compact => &[
-                ("compact.cl", include_str!("../ops/compact/compact.cl")),
-                ("radix.cl", include_str!("../ops/compact/radix.cl")),
-                ("lookback.cl", include_str!("../ops/scan/lookback.cl")),
-                (
-                    "compact_lookback.cl",
-                    include_str!("../ops/compact/compact_lookback.cl"),
-                ),
-                (
-                    "compact_nv.cl",
-                    include_str!("../ops/compact/compact_nv.cl"),
-                ),
-            ],
-            ProgramId::Blur => &[
-                ("blur.cl", include_str!("../ops/blur/blur.cl")),
-                ("blur_radius.cl", include_str!("../ops/blur/blur_radius.cl")),
-                ("blur_f32.cl", include_str!("../ops/blur/blur_f32.cl")),
-                ("blur_nv.cl", include_str!("../ops/blur/blur_nv.cl")),
-            ],
-            ProgramId::Select => &[("select.cl", include_str!("../ops/select/select.cl"))],
-        }
-    }
-
-    /// The embedded source of every file of the program, in order.
-    #[cfg(test)]
-    pub(crate) fn embedded(self) -> String {
-        self.files()
-            .iter()
-            .map(|(_, s)| *s)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
 impl ClEngine {
     /// The program that holds `kernel`, built with the named `defines` (a variant: kernels
     /// specialised on a value known only at run time, such as the fused blur's radius) on first
     /// use and kept: the kernel alone, or its whole file (see [`ProgramUnit`]).
     pub(crate) fn program_for(&self, kernel: Kernel, variant: Defines) -> Result<Arc<Program>> {
         let whole = (kernel.program, variant, None);
-        match self.program_unit {
+        match self.store.program_unit {
             ProgramUnit::File => self.program_keyed(whole),
             ProgramUnit::Kernel => {
                 // A whole file made ready (see `make_every_file_ready`) serves its kernels.
-                if let Some(p) = lock(&self.programs).get(&whole) {
+                if let Some(p) = lock(&self.store.programs).get(&whole) {
                     return Ok(p.clone());
                 }
                 self.program_keyed((kernel.program, variant, Some(kernel.name)))
@@ -219,10 +220,10 @@ impl ClEngine {
     /// The program `key` names, built (or loaded from the cache) on first use and kept.
     pub(super) fn program_keyed(&self, key: ProgramKey) -> Result<Arc<Program>> {
         let (name, variant, unit) = key;
-        if let Some(p) = lock(&self.programs).get(&key) {
+        if let Some(p) = lock(&self.store.programs).get(&key) {
             return Ok(p.clone());
         }
-        if let Some(log) = lock(&self.failed_variants).get(&key) {
+        if let Some(log) = lock(&self.store.failed_variants).get(&key) {
             return Err(Error::KernelBuild {
                 program: name.name(),
                 device: self.info.name.clone(),
@@ -232,14 +233,15 @@ impl ClEngine {
         let src = self.source(name, unit)?;
         let id = self.device_id as cl_device_id;
         let options = match variant.options() {
-            d if d.is_empty() => self.build_options.clone(),
-            d => format!("{} {d}", self.build_options),
+            d if d.is_empty() => self.store.build_options.clone(),
+            d => format!("{} {d}", self.store.build_options),
         };
         let started = Instant::now();
         let cache_key = self
+            .store
             .disk_cache
             .as_ref()
-            .map(|_| CacheKey::new(&src, &options, &self.cache_identity));
+            .map(|_| CacheKey::new(&src, &options, &self.store.cache_identity));
         if let Some(program) = self.load_cached(cache_key.as_ref(), &options) {
             self.record(key, ProgramOrigin::Cache, started);
             return Ok(self.keep_program(key, program));
@@ -262,7 +264,7 @@ impl ClEngine {
                 log
             };
             if variant != Defines::NONE {
-                lock(&self.failed_variants).insert(key, log.clone());
+                lock(&self.store.failed_variants).insert(key, log.clone());
             }
             return Err(Error::KernelBuild {
                 program: name.name(),
@@ -282,8 +284,8 @@ impl ClEngine {
         let program = self.keep_program(key, program);
         // CPU devices store only where asked (see ProgramCache::On).
         let store = self.tuning.cache == ProgramCache::All
-            || self.info.device_type != crate::cl::DeviceType::Cpu;
-        if let (Some(cache), Some(cache_key), true) = (&self.disk_cache, cache_key, store) {
+            || self.info.device_type != crate::opencl::DeviceType::Cpu;
+        if let (Some(cache), Some(cache_key), true) = (&self.store.disk_cache, cache_key, store) {
             self.store_in_background(Arc::clone(cache), cache_key, Arc::clone(&program));
         }
         Ok(program)
@@ -294,11 +296,11 @@ impl ClEngine {
     /// long array's scan or a huge image's bands, included) is ready; with whole files, nothing
     /// (a call made its file ready). For [`Engine::warm_up`](crate::Engine::warm_up): a service
     /// pays once what a short process should not.
-    pub(crate) fn make_every_file_ready(&self) -> Result<()> {
-        if self.program_unit == ProgramUnit::File {
+    pub(crate) fn make_every_file_ready(&self, programs: &[ProgramId]) -> Result<()> {
+        if self.store.program_unit == ProgramUnit::File {
             return Ok(());
         }
-        for program in ProgramId::ALL {
+        for &program in programs {
             self.program_keyed((program, Defines::NONE, None))?;
         }
         Ok(())
@@ -338,7 +340,7 @@ impl ClEngine {
     /// The program stored in the persistent cache under `key`, built from its binary; `None`
     /// on a miss, and where the driver refuses the binary (the entry is then removed).
     fn load_cached(&self, key: Option<&CacheKey>, options: &str) -> Option<Program> {
-        let (cache, key) = (self.disk_cache.as_ref()?, key?);
+        let (cache, key) = (self.store.disk_cache.as_ref()?, key?);
         let binary = cache.load(key)?;
         let id = self.device_id as cl_device_id;
         // SAFETY: one binary for one device, both valid for the call.
@@ -381,12 +383,12 @@ impl ClEngine {
             r.millis,
             self.info.name
         );
-        lock(&self.records).push(r);
+        lock(&self.store.records).push(r);
     }
 
     /// Every program this engine has made ready, in order.
     pub(crate) fn records(&self) -> Vec<ProgramRecord> {
-        lock(&self.records).clone()
+        lock(&self.store.records).clone()
     }
 
     /// Held around a build where the implementation's compiler is not safe on several threads:
@@ -401,13 +403,15 @@ impl ClEngine {
     fn keep_program(&self, key: ProgramKey, program: Program) -> Arc<Program> {
         let program = Arc::new(program);
         // Two threads may have built it at once; either copy is fine.
-        lock(&self.programs).entry(key).or_insert(program.clone());
+        lock(&self.store.programs)
+            .entry(key)
+            .or_insert(program.clone());
         program
     }
 
     /// The persistent program cache's folder, where one is in use.
     pub(crate) fn cache_dir(&self) -> Option<&std::path::Path> {
-        self.disk_cache.as_ref().map(|c| c.dir())
+        self.store.disk_cache.as_ref().map(|c| c.dir())
     }
 
     /// Whether this engine runs `kernel` of the variant `variant`, written for NVIDIA GPUs
@@ -415,7 +419,7 @@ impl ClEngine {
     /// failure falls back to the portable kernels with a `log` warning naming `what`. A variant
     /// `forced` (by a tuning variable, to measure or test it) does not fall back: its build
     /// failure is an error, and on any other device so is the `forced` error itself, unless the
-    /// PTX is emulated (`-D CLPIX_WARP_EMULATED=1` in `CLPIX_BUILD_OPTIONS`, as the tests do):
+    /// PTX is emulated (`-D CLPIX_WARP_EMULATED=1` in `build_options`, as the tests do):
     /// another compiler may build the PTX into wrong code (PoCL 3.1 did) or abort the process
     /// (PoCL 5's LLVM did).
     pub(crate) fn nvidia_variant(
@@ -442,22 +446,6 @@ impl ClEngine {
                 Ok(false)
             }
             Err(e) => Err(e),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_program_is_embedded_with_kernels() {
-        for p in ProgramId::ALL {
-            assert!(
-                p.embedded().contains("__kernel"),
-                "{}.cl has no kernel",
-                p.name()
-            );
         }
     }
 }

@@ -3,7 +3,7 @@
 //! ranges it handed out, so that a transfer from or to one of them goes straight to the driver.
 
 use super::lanes::LaneGuard;
-use super::{lock, ClEngine};
+use super::{ClEngine, lock};
 use crate::error::Result;
 use opencl3::memory::{Buffer, CL_MAP_READ, CL_MAP_WRITE};
 use opencl3::memory::{CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
@@ -37,13 +37,13 @@ impl ClEngine {
             )?
         };
         let ptr = self.map(&buf, CL_MAP_READ | CL_MAP_WRITE, len)? as *mut u8;
-        lock(&self.pinned).push((ptr as usize, len));
+        lock(&self.pools.pinned).push((ptr as usize, len));
         Ok(Pinned { buf, ptr })
     }
 
     /// Unmaps and forgets a pinned allocation (its buffer goes with it).
     pub(crate) fn unpin(&self, p: Pinned) {
-        lock(&self.pinned).retain(|&(at, _)| at != p.ptr as usize);
+        lock(&self.pools.pinned).retain(|&(at, _)| at != p.ptr as usize);
         let _lane = LaneGuard::enter(0);
         // SAFETY: `ptr` is the live mapping of `buf` made in `pin`; the caller's slices of it
         // ended with the `PinnedImage` that owned it.
@@ -54,7 +54,7 @@ impl ClEngine {
     /// Whether `len` bytes at `ptr` lie inside one pinned allocation of this engine.
     pub(crate) fn is_pinned(&self, ptr: *const u8, len: usize) -> bool {
         let at = ptr as usize;
-        lock(&self.pinned)
+        lock(&self.pools.pinned)
             .iter()
             .any(|&(start, n)| at >= start && at + len <= start + n)
     }

@@ -2,7 +2,7 @@
 //! the generic kernels (already built, the same bits) while a thread builds the specialisation;
 //! later calls take it once it is ready.
 
-use super::{lock, ClEngine};
+use super::{ClEngine, lock};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -42,7 +42,7 @@ impl ClEngine {
         if self.tuning.build_wait || !self.own_threads || BUILDING.with(|b| b.get()) {
             return true;
         }
-        let mut s = lock(&self.background);
+        let mut s = lock(&self.store.background);
         if let Some(&ready) = s.ready.get(&key) {
             return ready;
         }
@@ -66,7 +66,7 @@ impl ClEngine {
                     key.1,
                     started.elapsed().as_secs_f64() * 1e3
                 );
-                lock(&cl.background).ready.insert(key, true);
+                lock(&cl.store.background).ready.insert(key, true);
             });
         match spawned {
             Ok(handle) => {
@@ -83,13 +83,13 @@ impl ClEngine {
 
     /// Adds a thread for [`wait_for_builds`](Self::wait_for_builds) to wait for.
     pub(crate) fn add_background_thread(&self, handle: JoinHandle<()>) {
-        lock(&self.background).threads.push(handle);
+        lock(&self.store.background).threads.push(handle);
     }
 
     /// Waits for every background build (and program cache store) started so far.
     pub(crate) fn wait_for_builds(&self) {
         loop {
-            let threads = std::mem::take(&mut lock(&self.background).threads);
+            let threads = std::mem::take(&mut lock(&self.store.background).threads);
             if threads.is_empty() {
                 return;
             }

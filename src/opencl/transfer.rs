@@ -1,13 +1,13 @@
 //! Transfers between host and device: blocking reads and writes, device copies and fills,
 //! mapping, and the pinned staging slots that large transfers to a GPU go through.
 
-use super::{lock, ClEngine, DeviceInfo, DeviceType};
+use super::{ClEngine, DeviceInfo, DeviceType, lock};
 use crate::config::Staging;
 use crate::cpu::parallel_copy;
 use crate::error::{Error, Result};
 use opencl3::event::Event;
 use opencl3::memory::{Buffer, ClMem};
-use opencl3::types::{cl_mem, CL_BLOCKING};
+use opencl3::types::{CL_BLOCKING, cl_mem};
 
 /// A pinned host buffer (`CL_MEM_ALLOC_HOST_PTR`), mapped once for the engine's life: its
 /// address is the host side of large reads and writes, which the driver then moves by DMA
@@ -24,7 +24,7 @@ const STAGING_SLOT_BYTES: usize = 16 << 20;
 /// staging is on).
 const STAGING_MIN_BYTES: usize = 4 << 20;
 
-/// The staging slot size for a device: `CLPIX_STAGING` = `off`, `on`, or a slot size in KiB
+/// The staging slot size for a device: `staging` = `off`, `on`, or a slot size in KiB
 /// (tests: small slots, many chunks); by default on for devices that are not CPUs (a CPU
 /// device reads host memory where it is).
 pub(super) fn staging_slot(info: &DeviceInfo, staging: Staging) -> Option<usize> {

@@ -1,6 +1,7 @@
 /* Single-pass kernels with a decoupled look-back *with fallback*, portable (issue 30): every
- * GPU whose driver offers cl_khr_int64_base_atomics. Pasted after compact.cl, whose tile
- * helpers they use (load_tile, wg_scan_chunks, store_tile, range_sum, range_kept).
+ * GPU whose driver offers cl_khr_int64_base_atomics. Pasted after scan.cl, whose tile helpers
+ * they use (load_tile, wg_scan_chunks, store_tile, range_sum); in the compaction's program also
+ * after compact.cl, whose range_kept counts a tile's kept pixels (PLB_KEPT_COUNTS).
  *
  * Work-group t takes tile t: it computes the tile's value (the sum of its elements, or the
  * number of its kept pixels), publishes it in its tile's word (AGGREGATE), then the whole
@@ -56,7 +57,11 @@ inline void plb_publish(volatile __global ulong* words, uint tile, uint epoch, u
 inline uint plb_tile_value(__global const uint* src, uint n, uint wmin, uint p, uint len,
                            const uint mode, __local uint* sh) {
     uint b = p * len, e = min(n, b + len);
+#ifdef PLB_KEPT_COUNTS /* the compaction's program, whose compact.cl defines range_kept */
     uint v = mode == PLB_KEPT ? range_kept(src, b, e, wmin) : range_sum(src, b, e);
+#else /* the scan's own program: sums only */
+    uint v = range_sum(src, b, e);
+#endif
     return wg_sum(v, sh);
 }
 

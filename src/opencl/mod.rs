@@ -22,14 +22,14 @@ mod transfer;
 pub(crate) use background::SPECIALISE_AFTER;
 pub(crate) use deferred::with_builds_deferred;
 pub(crate) use device::Vendor;
+pub use device::{DeviceInfo, DeviceType, devices};
 pub(crate) use device::{best_device, find_device};
-pub use device::{devices, DeviceInfo, DeviceType};
 pub(crate) use grid::radix_local_bytes;
 #[cfg(test)]
 pub(crate) use grid::radix_per;
-pub(crate) use grid::{u32_arg, Grid};
+pub(crate) use grid::{Grid, u32_arg};
 pub(crate) use lanes::{LaneGuard, MAX_LANES};
-pub(crate) use launch::{last_kernel_ns, set_last_kernel_ns, Arg};
+pub(crate) use launch::{Arg, last_kernel_ns, set_last_kernel_ns};
 pub(crate) use parts::PartRange;
 pub(crate) use pinned::Pinned;
 
@@ -47,8 +47,10 @@ use opencl3::program::Program;
 use opencl3::types::cl_device_id;
 use opencl3::types::cl_mem;
 use program::ProgramKey;
-pub(crate) use program::{Defines, Kernel, ProgramId};
+pub(crate) use program::{ClFile, Defines, Kernel, ProgramId, cl_file};
 pub use program::{ProgramOrigin, ProgramRecord};
+#[cfg(test)]
+pub(crate) use source::{kernel_spans, only_kernel};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -80,10 +82,6 @@ pub(crate) struct ClEngine {
     pub vendor: Vendor,
     /// The engine's kernel variants, transfers and diagnostics.
     pub tuning: Tuning,
-    build_options: String,
-    kernel_dir: Option<PathBuf>,
-    /// What one program build holds here (the tuning's, or by device type).
-    program_unit: ProgramUnit,
     /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
     serialize_kernels: bool,
     /// Whether clpix may drive the device from threads of its own (background builds, program
@@ -96,6 +94,21 @@ pub(crate) struct ClEngine {
     /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
     /// checked against the device's own limit only: the cap shapes the plan, not bookkeeping.
     pub max_buffer_bytes: u64,
+    /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
+    /// (see [`ClEngine::write`]).
+    staging_slot: Option<usize>,
+    /// The programs: their sources, builds, kernels and the persistent cache (`program.rs`).
+    store: ProgramStore,
+    /// Idle buffers kept for the next calls (`memory.rs`, `pinned.rs`).
+    pools: MemoryPools,
+}
+
+/// An engine's programs: what it builds them from, what it built, and the kernels they give.
+pub(crate) struct ProgramStore {
+    build_options: String,
+    kernel_dir: Option<PathBuf>,
+    /// What one program build holds here (the tuning's, or by device type).
+    program_unit: ProgramUnit,
     programs: Mutex<HashMap<ProgramKey, Arc<Program>>>,
     /// Idle kernel objects by (program, kernel): a `Kernel` is Send but not Sync, so each call
     /// takes one out, sets its arguments and enqueues it, then puts it back.
@@ -114,6 +127,13 @@ pub(crate) struct ClEngine {
     deferred: Mutex<deferred::Deferred>,
     /// Wakes the deferred builds' worker from its first wait (see `deferred`).
     deferred_wake: std::sync::Condvar,
+    /// Build logs of program variants that did not build, so that a caller falling back to
+    /// another kernel does not pay for the failed build again on every call.
+    failed_variants: Mutex<HashMap<ProgramKey, String>>,
+}
+
+/// An engine's idle buffers, by kind, and the pinned host memory it handed out.
+pub(crate) struct MemoryPools {
     /// Idle scratch buffers by kind, with their element counts (see [`ClEngine::scratch`]).
     scratch: Mutex<ScratchPool>,
     /// Idle image buffers by element count (see [`ClEngine::image_buffer`]).
@@ -122,9 +142,6 @@ pub(crate) struct ClEngine {
     f32_image_buffers: ImagePool<f32>,
     /// Address ranges of the pinned host memory handed out (see `pinned`).
     pinned: Mutex<Vec<(usize, usize)>>,
-    /// Build logs of program variants that did not build, so that a caller falling back to
-    /// another kernel does not pay for the failed build again on every call.
-    failed_variants: Mutex<HashMap<ProgramKey, String>>,
     /// Idle partial-result buffers of `partials_len()` u64s, reused across calls: allocating a
     /// buffer per call cost more than the kernel on a GPU.
     partials: Mutex<Vec<Buffer<u64>>>,
@@ -133,9 +150,6 @@ pub(crate) struct ClEngine {
     /// Small read-only tables (a blur's weights) by content, written once (see
     /// [`ClEngine::constant_words`]).
     constants: Mutex<Vec<ConstantTable>>,
-    /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
-    /// (see [`ClEngine::write`]).
-    staging_slot: Option<usize>,
 }
 
 impl Drop for ClEngine {
@@ -168,14 +182,14 @@ impl Drop for ClEngine {
         let finished = started.elapsed().as_secs_f64() * 1e3;
         // Released here rather than with the fields, to time them (the queues and the context
         // follow).
-        std::mem::take(&mut *lock(&self.kernels));
-        std::mem::take(&mut *lock(&self.programs));
+        std::mem::take(&mut *lock(&self.store.kernels));
+        std::mem::take(&mut *lock(&self.store.programs));
         let programs = started.elapsed().as_secs_f64() * 1e3;
-        std::mem::take(&mut *lock(&self.scratch));
-        std::mem::take(&mut *lock(&self.image_buffers));
-        std::mem::take(&mut *lock(&self.f32_image_buffers));
-        std::mem::take(&mut *lock(&self.partials));
-        std::mem::take(&mut *lock(&self.constants));
+        std::mem::take(&mut *lock(&self.pools.scratch));
+        std::mem::take(&mut *lock(&self.pools.image_buffers));
+        std::mem::take(&mut *lock(&self.pools.f32_image_buffers));
+        std::mem::take(&mut *lock(&self.pools.partials));
+        std::mem::take(&mut *lock(&self.pools.constants));
         drop(lanes);
         log::debug!(
             "clpix: engine on {} closing: {waited:.1} ms waiting for builds and stores, {:.1} ms \
@@ -285,35 +299,39 @@ impl ClEngine {
             context,
             lanes: Lanes::new(Lane::new(queue)),
             grid,
-            build_options,
-            program_unit: tuning.programs.unwrap_or(match info.device_type {
-                DeviceType::Cpu => ProgramUnit::File,
-                _ => ProgramUnit::Kernel,
-            }),
-            kernel_dir: tuning.kernel_dir.clone(),
             serialize_kernels: Vendor::of(info) == Vendor::Pocl
                 && driver_major(&info.driver_version) < 6,
             own_threads: Vendor::of(info) != Vendor::Oclgrind,
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
-            programs: Mutex::new(HashMap::new()),
-            kernels: Mutex::new(HashMap::new()),
-            kernel_limits: Mutex::new(HashMap::new()),
-            disk_cache,
-            cache_identity,
-            records: Mutex::new(Vec::new()),
-            background: Mutex::new(background::Specialisations::default()),
-            deferred: Mutex::new(deferred::Deferred::default()),
-            deferred_wake: std::sync::Condvar::new(),
-            scratch: Mutex::new(HashMap::new()),
-            failed_variants: Mutex::new(HashMap::new()),
-            pinned: Mutex::new(Vec::new()),
-            image_buffers: Mutex::new(Vec::new()),
-            f32_image_buffers: Mutex::new(Vec::new()),
-            partials: Mutex::new(Vec::new()),
-            tile_words: Mutex::new(Default::default()),
-            constants: Mutex::new(Vec::new()),
             staging_slot: staging_slot(info, tuning.staging),
             vendor: Vendor::of(info),
+            store: ProgramStore {
+                build_options,
+                kernel_dir: tuning.kernel_dir.clone(),
+                program_unit: tuning.programs.unwrap_or(match info.device_type {
+                    DeviceType::Cpu => ProgramUnit::File,
+                    _ => ProgramUnit::Kernel,
+                }),
+                programs: Mutex::new(HashMap::new()),
+                kernels: Mutex::new(HashMap::new()),
+                kernel_limits: Mutex::new(HashMap::new()),
+                disk_cache,
+                cache_identity,
+                records: Mutex::new(Vec::new()),
+                background: Mutex::new(background::Specialisations::default()),
+                deferred: Mutex::new(deferred::Deferred::default()),
+                deferred_wake: std::sync::Condvar::new(),
+                failed_variants: Mutex::new(HashMap::new()),
+            },
+            pools: MemoryPools {
+                scratch: Mutex::new(HashMap::new()),
+                image_buffers: Mutex::new(Vec::new()),
+                f32_image_buffers: Mutex::new(Vec::new()),
+                pinned: Mutex::new(Vec::new()),
+                partials: Mutex::new(Vec::new()),
+                tile_words: Mutex::new(Default::default()),
+                constants: Mutex::new(Vec::new()),
+            },
             tuning,
         })
     }
@@ -342,7 +360,7 @@ impl ClEngine {
         plans: impl Fn(&ClEngine) -> Vec<(String, Kernel, Defines, u64)>,
     ) {
         let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
-        let devices = match crate::devices() {
+        let devices = match crate::opencl::devices() {
             Ok(d) => d,
             Err(e) if required => panic!("OpenCL required: {e}"),
             Err(_) => return,
@@ -375,7 +393,20 @@ impl ClEngine {
 mod tests {
     use super::*;
 
-    const LUMA_STATS: Kernel = Kernel::new(ProgramId::Reduce, "luma_stats");
+    /// A program of this layer's tests alone: each sum is the work-item 0's, in one work-group.
+    const TEST_PROGRAM: ProgramId = ProgramId::new(
+        "test",
+        &[ClFile {
+            path: "test/sum.cl",
+            text: "__kernel void sum_u32(__global const uint* src, uint n, __global ulong* out) {\n\
+                   if (get_global_id(0) != 0) return;\n\
+                   ulong s = 0;\n\
+                   for (uint i = 0; i < n; ++i) s += src[i];\n\
+                   out[0] = s;\n\
+                   }\n",
+        }],
+    );
+    const SUM: Kernel = Kernel::new(TEST_PROGRAM, "sum_u32");
 
     fn engines() -> Vec<Arc<ClEngine>> {
         let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
@@ -401,19 +432,14 @@ mod tests {
         for cl in engines() {
             let buf = cl.buffer::<u32>(64, "test").unwrap();
             // Missing arguments: CL_INVALID_KERNEL_ARGS at enqueue.
-            let e = cl.launch(LUMA_STATS, &[Arg::buf(&buf)], cl.grid.wg, cl.grid.wg);
+            let e = cl.launch(SUM, &[Arg::buf(&buf)], cl.grid.wg, cl.grid.wg);
             assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
             // A wrongly sized argument (4 bytes for a buffer): CL_INVALID_ARG_SIZE from
             // clSetKernelArg, where opencl3's ExecuteKernel would panic.
-            let e = cl.launch(
-                LUMA_STATS,
-                &[Arg::U32(1), Arg::U32(0), Arg::buf(&buf)],
-                1,
-                1,
-            );
+            let e = cl.launch(SUM, &[Arg::U32(1), Arg::U32(0), Arg::buf(&buf)], 1, 1);
             assert!(matches!(e, Err(Error::OpenCl { .. })), "{e:?}");
             // No such kernel.
-            let e = cl.launch(Kernel::new(ProgramId::Reduce, "no_such_kernel"), &[], 1, 1);
+            let e = cl.launch(Kernel::new(TEST_PROGRAM, "no_such_kernel"), &[], 1, 1);
             assert!(
                 matches!(
                     e,
@@ -427,7 +453,7 @@ mod tests {
             // A work-group larger than the device allows.
             let too_big = cl.info.max_work_group_size * 2;
             let e = cl.launch(
-                LUMA_STATS,
+                SUM,
                 &[Arg::buf(&buf), Arg::U32(0), Arg::buf(&buf)],
                 too_big,
                 too_big,
@@ -440,7 +466,7 @@ mod tests {
                     limit,
                     ..
                 }) => {
-                    assert_eq!(kernel, "reduce/luma_stats");
+                    assert_eq!(kernel, "test/sum_u32");
                     assert_eq!(what, "work-items a group");
                     assert_eq!(needed, too_big as u64);
                     assert!(limit <= cl.info.max_work_group_size as u64);
@@ -457,7 +483,7 @@ mod tests {
             let out = cl.buffer::<u64>(cl.partials_len(), "test").unwrap();
             let ev = cl
                 .launch(
-                    LUMA_STATS,
+                    SUM,
                     &[Arg::buf(&input), Arg::U32(64), Arg::buf(&out)],
                     cl.grid.wg,
                     cl.grid.wg,
@@ -466,7 +492,7 @@ mod tests {
             cl.finish(&[ev]).unwrap();
             let mut host = [0u64; 2];
             cl.read(&out, 0, &mut host).unwrap();
-            let expected: u64 = data.iter().map(|&p| crate::spec::luma_u32(p) as u64).sum();
+            let expected: u64 = data.iter().map(|&p| p as u64).sum();
             assert_eq!(host[0], expected, "{}", cl.info.name);
         }
     }

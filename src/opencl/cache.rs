@@ -121,7 +121,7 @@ impl DiskCache {
                         dir: d,
                         writable,
                         max_bytes,
-                    })
+                    });
                 }
                 Err(e) => why.push(format!("{}: {e}", d.display())),
             }

@@ -10,8 +10,6 @@
  *   hist      the global histogram (HIST_RGBA_BINS or HIST_LUMA_BINS uints), added to with
  *             atomic_add, once per non-zero bin and work-group
  *   scratch   local memory for the privatised copies (size chosen by the host, see below)
- *   replicas  GPU variant: how many copies of the histogram each work-group keeps (1, 2, 4 or
- *             8), interleaved; work-item lid counts into copy lid % replicas.
  */
 
 #define HIST_RGBA_BINS 1024u
@@ -46,7 +44,7 @@ inline void hist_merge(__local const uint* t, uint bins, __global uint* hist) {
 }
 
 __kernel void hist_rgba(__global const uint* px, uint n, __global uint* hist,
-                        __local uint* scratch, uint replicas) {
+                        __local uint* scratch) {
     uint begin, end;
     clpix_range(n, get_group_id(0), get_num_groups(0), &begin, &end);
     hist_zero(scratch, 2 * HIST_SUB);
@@ -71,7 +69,7 @@ inline void hist_luma_count16(__local uint* t0, __local uint* t1, uint16 l) {
 }
 
 __kernel void hist_luma(__global const uint* px, uint n, __global uint* hist,
-                        __local uint* scratch, uint replicas) {
+                        __local uint* scratch) {
     uint begin, end;
     clpix_range(n, get_group_id(0), get_num_groups(0), &begin, &end);
     hist_zero(scratch, 2 * HIST_SUB);
@@ -89,49 +87,43 @@ __kernel void hist_luma(__global const uint* px, uint n, __global uint* hist,
 
 #else /* GPU: grid-stride, 16-byte loads, local atomics into privatised copies per work-group */
 
-/* `replicas` copies of the histogram, interleaved: counter `bin` of copy r is
- * scratch[bin * replicas + r], and work-item lid counts into copy lid % replicas. The copies of
- * a warp's lanes then lie in disjoint sets of banks (bank = (v * replicas + r) % 32): with
- * replicas = 1 this is one plain copy per group; more copies split both the bank conflicts of
- * random data and the same-address contention of constant images between the lane groups. */
+/* One copy of the histogram per work-group, in local memory. (Interleaved copies, a lane group
+ * each, split bank conflicts and the contention of constant images: no gain on the H100 or the
+ * H200, docs/performance.md.) */
 
 inline void hist_local_zero(__local uint* scratch, uint count) {
     for (uint b = get_local_id(0); b < count; b += CLPIX_WG) scratch[b] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Sums the copies of each bin and adds the non-zero sums to the global histogram. */
-inline void hist_local_merge(__local uint* scratch, uint bins, uint replicas,
-                             __global uint* hist) {
+/* Adds the group's non-zero counts to the global histogram. */
+inline void hist_local_merge(__local uint* scratch, uint bins, __global uint* hist) {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint b = get_local_id(0); b < bins; b += CLPIX_WG) {
-        uint s = 0;
-        for (uint r = 0; r < replicas; ++r) s += scratch[b * replicas + r];
+        uint s = scratch[b];
         if (s) atomic_add(&hist[b], s);
     }
 }
 
-inline void hist_rgba_inc(__local uint* t, uint k, uint p) {
-    atomic_inc(&t[(p & 0xffu) * k]);
-    atomic_inc(&t[(256u + ((p >> 8) & 0xffu)) * k]);
-    atomic_inc(&t[(512u + ((p >> 16) & 0xffu)) * k]);
-    atomic_inc(&t[(768u + (p >> 24)) * k]);
+inline void hist_rgba_inc(__local uint* t, uint p) {
+    atomic_inc(&t[p & 0xffu]);
+    atomic_inc(&t[256u + ((p >> 8) & 0xffu)]);
+    atomic_inc(&t[512u + ((p >> 16) & 0xffu)]);
+    atomic_inc(&t[768u + (p >> 24)]);
 }
 
-inline void hist_rgba_inc4(__local uint* t, uint k, uint4 p) {
-    hist_rgba_inc(t, k, p.x);
-    hist_rgba_inc(t, k, p.y);
-    hist_rgba_inc(t, k, p.z);
-    hist_rgba_inc(t, k, p.w);
+inline void hist_rgba_inc4(__local uint* t, uint4 p) {
+    hist_rgba_inc(t, p.x);
+    hist_rgba_inc(t, p.y);
+    hist_rgba_inc(t, p.z);
+    hist_rgba_inc(t, p.w);
 }
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void hist_rgba(__global const uint* px, uint n, __global uint* hist,
-               __local uint* scratch, uint replicas) {
-    hist_local_zero(scratch, replicas * HIST_RGBA_BINS);
-    /* This work-item's copy: counter b at t[b * k]. */
-    __local uint* t = scratch + (get_local_id(0) & (replicas - 1));
-    uint k = replicas;
+               __local uint* scratch) {
+    hist_local_zero(scratch, HIST_RGBA_BINS);
+    __local uint* t = scratch;
     uint gid = get_global_id(0);
     uint stride = get_global_size(0);
     __global const uint4* px4 = (__global const uint4*)px;
@@ -141,16 +133,16 @@ void hist_rgba(__global const uint* px, uint n, __global uint* hist,
     for (; i + stride < n4; i += 2 * stride) {
         uint4 a = px4[i];
         uint4 b = px4[i + stride];
-        hist_rgba_inc4(t, k, a);
-        hist_rgba_inc4(t, k, b);
+        hist_rgba_inc4(t, a);
+        hist_rgba_inc4(t, b);
     }
-    if (i < n4) hist_rgba_inc4(t, k, px4[i]);
-    if (gid < (n & 3u)) hist_rgba_inc(t, k, px[(n4 << 2) + gid]);
-    hist_local_merge(scratch, HIST_RGBA_BINS, replicas, hist);
+    if (i < n4) hist_rgba_inc4(t, px4[i]);
+    if (gid < (n & 3u)) hist_rgba_inc(t, px[(n4 << 2) + gid]);
+    hist_local_merge(scratch, HIST_RGBA_BINS, hist);
 }
 
-inline void hist_luma_inc4(__local uint* t, uint k, uint4 p) {
-    uint4 l = clpix_luma4(p) * k;
+inline void hist_luma_inc4(__local uint* t, uint4 p) {
+    uint4 l = clpix_luma4(p);
     atomic_inc(&t[l.x]);
     atomic_inc(&t[l.y]);
     atomic_inc(&t[l.z]);
@@ -159,10 +151,9 @@ inline void hist_luma_inc4(__local uint* t, uint k, uint4 p) {
 
 __kernel __attribute__((reqd_work_group_size(CLPIX_WG, 1, 1)))
 void hist_luma(__global const uint* px, uint n, __global uint* hist,
-               __local uint* scratch, uint replicas) {
-    hist_local_zero(scratch, replicas * HIST_LUMA_BINS);
-    __local uint* t = scratch + (get_local_id(0) & (replicas - 1));
-    uint k = replicas;
+               __local uint* scratch) {
+    hist_local_zero(scratch, HIST_LUMA_BINS);
+    __local uint* t = scratch;
     uint gid = get_global_id(0);
     uint stride = get_global_size(0);
     __global const uint4* px4 = (__global const uint4*)px;
@@ -171,12 +162,12 @@ void hist_luma(__global const uint* px, uint n, __global uint* hist,
     for (; i + stride < n4; i += 2 * stride) {
         uint4 a = px4[i];
         uint4 b = px4[i + stride];
-        hist_luma_inc4(t, k, a);
-        hist_luma_inc4(t, k, b);
+        hist_luma_inc4(t, a);
+        hist_luma_inc4(t, b);
     }
-    if (i < n4) hist_luma_inc4(t, k, px4[i]);
-    if (gid < (n & 3u)) atomic_inc(&t[clpix_luma(px[(n4 << 2) + gid]) * k]);
-    hist_local_merge(scratch, HIST_LUMA_BINS, replicas, hist);
+    if (i < n4) hist_luma_inc4(t, px4[i]);
+    if (gid < (n & 3u)) atomic_inc(&t[clpix_luma(px[(n4 << 2) + gid])]);
+    hist_local_merge(scratch, HIST_LUMA_BINS, hist);
 }
 
 #endif

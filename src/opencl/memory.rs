@@ -1,7 +1,7 @@
 //! Device memory: buffers (checked against the device's limit), buffers over host memory,
 //! reusable scratch and partial-result buffers, and the look-back's tile words.
 
-use super::{lock, ClEngine};
+use super::{ClEngine, lock};
 use crate::error::{Error, Result};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR};
 use std::sync::{Arc, Mutex};
@@ -67,14 +67,14 @@ pub(crate) trait ImageElement: Sized {
 impl ImageElement for u32 {
     const POOLED_ON_CPU_DEVICES: bool = false;
     fn pool(cl: &ClEngine) -> &ImagePool<u32> {
-        &cl.image_buffers
+        &cl.pools.image_buffers
     }
 }
 
 impl ImageElement for f32 {
     const POOLED_ON_CPU_DEVICES: bool = true;
     fn pool(cl: &ClEngine) -> &ImagePool<f32> {
-        &cl.f32_image_buffers
+        &cl.pools.f32_image_buffers
     }
 }
 
@@ -148,7 +148,7 @@ impl ClEngine {
         kind: ScratchKind,
         count: usize,
     ) -> Result<(usize, Buffer<u32>)> {
-        let found = lock(&self.scratch).get_mut(&kind).and_then(|v| {
+        let found = lock(&self.pools.scratch).get_mut(&kind).and_then(|v| {
             let i = v.iter().position(|(c, _)| *c >= count)?;
             Some(v.swap_remove(i))
         });
@@ -165,7 +165,7 @@ impl ClEngine {
     pub(crate) fn give_scratch(&self, kind: ScratchKind, count: usize, buf: Buffer<u32>) {
         self.settle_before_pooling();
         let keep = self.lanes_made().max(2);
-        let mut pool = lock(&self.scratch);
+        let mut pool = lock(&self.pools.scratch);
         let v = pool.entry(kind).or_default();
         v.push((count.max(1), buf));
         v.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
@@ -181,7 +181,7 @@ impl ClEngine {
         tiles: usize,
         f: impl FnOnce(&Buffer<u64>, u32) -> Result<R>,
     ) -> Result<R> {
-        let mut all = lock(&self.tile_words);
+        let mut all = lock(&self.pools.tile_words);
         let words = &mut all[format.index()];
         let (buf, len) = match words.buf.take() {
             Some((buf, len)) if len >= tiles && words.epoch < format.max_epoch() => (buf, len),
@@ -212,7 +212,7 @@ impl ClEngine {
             all.push(entry);
             Some(buf)
         };
-        if let Some(buf) = kept(&mut lock(&self.constants)) {
+        if let Some(buf) = kept(&mut lock(&self.pools.constants)) {
             return Ok(buf);
         }
         // Made outside the lock: the blocking write waits for this lane's queue, which other
@@ -220,7 +220,7 @@ impl ClEngine {
         let mut buf = self.buffer::<u32>(words.len(), "a table of constants (blur weights)")?;
         // Blocking: complete before any lane's kernel reads it.
         self.write(&mut buf, 0, words)?;
-        let mut all = lock(&self.constants);
+        let mut all = lock(&self.pools.constants);
         if let Some(buf) = kept(&mut all) {
             return Ok(buf);
         }
@@ -243,7 +243,7 @@ impl ClEngine {
         &self,
         f: impl FnOnce(&mut Buffer<u64>) -> Result<R>,
     ) -> Result<R> {
-        let pooled = lock(&self.partials).pop();
+        let pooled = lock(&self.pools.partials).pop();
         let mut buffer = match pooled {
             Some(b) => b,
             None => self.buffer::<u64>(self.partials_len(), "per-group partial results")?,
@@ -252,7 +252,7 @@ impl ClEngine {
         if r.is_err() {
             self.settle_before_pooling();
         }
-        lock(&self.partials).push(buffer);
+        lock(&self.pools.partials).push(buffer);
         r
     }
 

@@ -2,8 +2,8 @@
 //! (see [`ProgramUnit`](crate::ProgramUnit)): the other kernels' text becomes blank lines, so
 //! that build logs still name the lines of the files.
 
-use super::program::{ProgramId, COMMON_H};
 use super::ClEngine;
+use super::program::{COMMON_H, ClFile, ProgramId};
 use crate::error::{Error, Result};
 use std::ops::Range;
 
@@ -12,10 +12,10 @@ impl ClEngine {
     /// kernel folder), each after a `#line 1`; with only `kernel` kept where one is named and
     /// found (otherwise whole: a kernel the scan cannot find is still built, with the rest).
     pub(super) fn source(&self, program: ProgramId, kernel: Option<&str>) -> Result<String> {
-        let read = |file: &str, embedded: &'static str| match &self.kernel_dir {
-            None => Ok(embedded.to_string()),
+        let read = |file: &ClFile| match &self.store.kernel_dir {
+            None => Ok(file.text.to_string()),
             Some(dir) => {
-                let path = dir.join(file);
+                let path = dir.join(file.path);
                 std::fs::read_to_string(&path).map_err(|e| Error::KernelSource {
                     path: path.display().to_string(),
                     reason: e.to_string(),
@@ -23,10 +23,10 @@ impl ClEngine {
             }
         };
         // The header is pasted in rather than #included: no include path to get wrong.
-        let mut src = read("common.h", COMMON_H)?;
-        for (file, embedded) in program.files() {
+        let mut src = read(&COMMON_H)?;
+        for file in program.files() {
             src.push_str("\n#line 1\n");
-            src.push_str(&read(file, embedded)?);
+            src.push_str(&read(file)?);
         }
         Ok(match kernel.and_then(|k| only_kernel(&src, k)) {
             Some(one) => one,
@@ -208,25 +208,5 @@ mod tests {
         assert!(first.contains("/* } */\n}\n") && !first.contains("second"));
         assert_eq!(only_kernel(SRC, "fourth"), None);
         assert_eq!(kernel_spans("__kernel void broken(uint n) { {"), None);
-    }
-
-    #[test]
-    fn every_program_keeps_each_of_its_kernels_alone() {
-        for p in ProgramId::ALL {
-            let src = p.embedded();
-            let spans = kernel_spans(&src).unwrap_or_else(|| panic!("{} unscanned", p.name()));
-            let declared = src.matches("__kernel").count();
-            let in_comments = src
-                .lines()
-                .filter(|l| l.contains("__kernel") && l.trim_start().starts_with("//"))
-                .count();
-            assert_eq!(spans.len(), declared - in_comments, "{}", p.name());
-            for (name, _) in &spans {
-                let one = only_kernel(&src, name).unwrap();
-                assert_eq!(one.lines().count(), src.lines().count());
-                let left = kernel_spans(&one).unwrap();
-                assert!(left.iter().all(|(n, _)| n == name), "{}: {name}", p.name());
-            }
-        }
     }
 }

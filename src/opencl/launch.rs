@@ -1,6 +1,6 @@
 //! Launches: kernel arguments, the kernel pool, enqueueing, waiting and kernel times.
 
-use super::{lock, ClEngine, Defines, Kernel, POCL_KERNEL_LOCK};
+use super::{ClEngine, Defines, Kernel, POCL_KERNEL_LOCK, lock};
 use crate::error::{Error, Result};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
@@ -86,7 +86,7 @@ impl ClEngine {
     ) -> Result<Event> {
         let (program, name) = (kernel.program, kernel.name);
         let prog = self.program_for(kernel, variant)?;
-        let pooled = lock(&self.kernels)
+        let pooled = lock(&self.store.kernels)
             .get_mut(&(program, variant, name))
             .and_then(|v| v.pop());
         let k = match pooled {
@@ -166,7 +166,7 @@ impl ClEngine {
         })();
         drop(serial);
 
-        lock(&self.kernels)
+        lock(&self.store.kernels)
             .entry((program, variant, name))
             .or_default()
             .push(k);
@@ -175,7 +175,7 @@ impl ClEngine {
 
     /// Records what a new kernel object of `key` allows on this device (once per key).
     fn note_limits(&self, key: super::KernelKey, k: &ClKernel) -> Result<()> {
-        if lock(&self.kernel_limits).contains_key(&key) {
+        if lock(&self.store.kernel_limits).contains_key(&key) {
             return Ok(());
         }
         let device = self.device_id as opencl3::types::cl_device_id;
@@ -185,7 +185,7 @@ impl ClEngine {
         let static_local = k
             .get_local_mem_size(device)
             .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))?;
-        lock(&self.kernel_limits).insert(
+        lock(&self.store.kernel_limits).insert(
             key,
             KernelLimits {
                 work_group,
@@ -199,7 +199,7 @@ impl ClEngine {
     /// more work-items a group or more local memory than the built kernel and the device allow
     /// (the device's figures as the engine plans with them: see `Tuning::max_work_group`).
     fn check_limits(&self, key: super::KernelKey, args: &[Arg], local: usize) -> Result<()> {
-        let Some(limits) = lock(&self.kernel_limits).get(&key).copied() else {
+        let Some(limits) = lock(&self.store.kernel_limits).get(&key).copied() else {
             return Ok(());
         };
         let kernel = Kernel::new(key.0, key.2);

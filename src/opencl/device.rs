@@ -2,8 +2,8 @@
 
 use crate::error::{Error, Result};
 use opencl3::device::{
-    Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
-    CL_FP_DENORM,
+    CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+    CL_FP_DENORM, Device,
 };
 use opencl3::types::cl_device_id;
 use std::fmt;

@@ -8,9 +8,9 @@
 //! between lanes (a device image made in one and read in another, pooled scratch) are complete.
 
 use super::transfer::StagingSlot;
-use super::{lock, ClEngine};
+use super::{ClEngine, lock};
 use crate::error::{Error, Result};
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
 

@@ -8,7 +8,7 @@
 //! the next call builds on its own path (and meets the error as before).
 
 use super::program::ProgramKey;
-use super::{lock, ClEngine, DeviceType};
+use super::{ClEngine, DeviceType, lock};
 use crate::error::Error;
 use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
@@ -81,7 +81,7 @@ impl ClEngine {
                 .filter(|e| std::ptr::eq(Arc::as_ptr(e), self))
                 .cloned()
         })?;
-        let mut d = lock(&self.deferred);
+        let mut d = lock(&self.store.deferred);
         if d.failed.contains(&key) {
             return None;
         }
@@ -118,12 +118,12 @@ impl ClEngine {
     fn build_deferred(&self) {
         {
             let until = Instant::now() + BUILD_DELAY;
-            let mut d = lock(&self.deferred);
+            let mut d = lock(&self.store.deferred);
             while !d.queue.is_empty() {
                 let Some(left) = until.checked_duration_since(Instant::now()) else {
                     break;
                 };
-                d = match self.deferred_wake.wait_timeout(d, left) {
+                d = match self.store.deferred_wake.wait_timeout(d, left) {
                     Ok((g, _)) => g,
                     Err(p) => p.into_inner().0,
                 };
@@ -131,7 +131,7 @@ impl ClEngine {
         }
         loop {
             let key = {
-                let mut d = lock(&self.deferred);
+                let mut d = lock(&self.store.deferred);
                 match d.queue.pop_front() {
                     Some(k) => k,
                     None => {
@@ -142,7 +142,7 @@ impl ClEngine {
             };
             let started = Instant::now();
             let built = self.program_keyed(key);
-            let mut d = lock(&self.deferred);
+            let mut d = lock(&self.store.deferred);
             d.pending.remove(&key);
             match built {
                 Ok(_) => log::info!(
@@ -162,12 +162,12 @@ impl ClEngine {
     /// Forgets the programs queued but not started: an engine going away waits only for the
     /// build in progress.
     pub(crate) fn drop_deferred_queue(&self) {
-        let mut d = lock(&self.deferred);
+        let mut d = lock(&self.store.deferred);
         let queued: Vec<ProgramKey> = d.queue.drain(..).collect();
         for k in queued {
             d.pending.remove(&k);
         }
         drop(d);
-        self.deferred_wake.notify_all();
+        self.store.deferred_wake.notify_all();
     }
 }

@@ -1,0 +1,222 @@
+//! The RGBA8 blur's GPU variants: the tensor-core passes emulated, every per-radius kernel and shape, NVIDIA's byte permutes, and per-radius programs that do not build.
+
+use super::*;
+
+/// The radius-built passes on the tensor cores, their intrinsics emulated, on every device.
+#[test]
+pub(super) fn emulated_tensor_passes_match_cpu() {
+    let mut tuning = emulated();
+    tuning.blur.kernel = Some(BlurKernel::Radius);
+    tuning.blur.tensor = Some((true, true));
+    let engines = gpu_layout_engines_tuned(&tuning);
+    let cpu = Engine::cpu();
+    // Radii whose blocks read 2 to 9 halves of 16 rows (w = 1, 8; 17; 25, 32; 40; 48; 64: the
+    // largest the passes take; from 33 their programs hold no CUDA-core passes), each a
+    // program of its own to build (about 10 s on PoCL 3.1); images shorter than a block, than a
+    // half, rows not a multiple of 16, widths not a multiple of a warp's 8 pixels or a group's
+    // 32, strided.
+    let radii = [1u32, 8, 17, 25, 32, 40, 48, 64];
+    let fixed = [
+        (make_image(1, 1, 0, Content::White, 1), 1, Border::Clamp),
+        (
+            make_image(37, 5, 0, Content::Random, 2),
+            17,
+            Border::Reflect,
+        ),
+        (make_image(70, 83, 3, Content::Random, 3), 25, Border::Zero),
+        (make_image(33, 200, 0, Content::Random, 4), 32, Border::Wrap),
+        (
+            make_image(50, 130, 2, Content::Random, 7),
+            48,
+            Border::Reflect,
+        ),
+        (make_image(20, 3, 0, Content::Random, 8), 40, Border::Clamp),
+        (make_image(90, 150, 0, Content::Random, 9), 64, Border::Wrap),
+        (
+            make_image(
+                64,
+                48,
+                0,
+                Content::TwoColours([0, 0, 0, 255], [255, 255, 255, 255]),
+                5,
+            ),
+            8,
+            Border::Clamp,
+        ),
+        (make_image(9, 300, 1, Content::Random, 6), 8, Border::Clamp),
+    ];
+    for (img, radius, border) in &fixed {
+        let blur = GaussianBlur::new(*radius).border(*border);
+        let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+        for e in &engines {
+            let got = e.gaussian_blur(img.view(), &blur).unwrap();
+            assert!(got == expected, "{} {img:?} {blur:?}", e.backend());
+        }
+    }
+    let engines: Vec<&Engine> = engines.iter().collect();
+    random_blurs_match_cpu(&engines, &radii, 12, "tensor passes, emulated");
+}
+
+/// A kernel shape: the blur kernels forced and the settings beside them.
+pub(super) fn shape(kernel: BlurKernel, set: impl Fn(&mut Tuning)) -> Tuning {
+    let mut t = Tuning::default();
+    t.blur.kernel = Some(kernel);
+    set(&mut t);
+    t
+}
+
+/// The GPU blur kernels built per radius: the fused kernel (built for radii 1 to 16; by
+/// default GPUs take it up to 2) with one and two blocks a work-item of one, two or four
+/// adjacent columns, with shifts and masks and with NVIDIA's byte permute (emulated); the band kernel (1 to
+/// 32; by default GPUs take it from 3 to 20) in its default shapes and two more; the
+/// radius-specialised two passes (1 to 32) by default and with 1, 2 and 4 channels a work-item
+/// of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass, and with the
+/// vertical pass as an unrolled ring of rows and in blocks of 8 rows, each at a few radii that
+/// cover its shapes.
+#[test]
+pub(super) fn per_radius_blur_kernels_match_cpu() {
+    let cpu = Engine::cpu();
+    // The fused kernel with one and two blocks of one column a work-item, one block of 4
+    // adjacent columns and two of 2; the band kernel in its default
+    // shapes and in two more (256 work-items with one channel each; 32 rows a step, which the
+    // local memory of a GPU holds only halved at w = 25); the radius passes in their default
+    // shapes and with 1, 2 and 4 channels a work-item of the vertical pass and 4 or 8 pixels a
+    // work-item of the horizontal pass ((2, 8) and (4, 8) are no default; (1, 4) is one only
+    // for 9 <= w <= 12), those with the ring of rows in registers for the vertical pass where
+    // NVIDIA GPUs would take the tensor cores (their own test: blur_tensor_emulated). Each radius is a program of its own to build (seconds for the unrolled
+    // kernels, on each driver): each shape takes a few radii that cover it (the smallest, either
+    // side of the defaults' switches, the target's 8 and 25, the largest). About 46 programs:
+    // with 70, the GPU machine's NVIDIA and PoCL 5 drivers took over 250 s to build them.
+    let registers: &[u32] = &[1, 2, 3, 16];
+    let adjacent: &[u32] = &[1, 2, 4];
+    let band: &[u32] = &[1, 3, 8, 9, 13, 20, 32];
+    let band_more: &[u32] = &[3, 8, 25];
+    let radius: &[u32] = &[1, 8, 9, 13, 25, 32];
+    let radius_more: &[u32] = &[1, 13, 25];
+    let passes = |c: u32, p: u32| {
+        shape(BlurKernel::Radius, move |t| {
+            t.blur.channels = Some(c);
+            t.blur.hpixels = Some(p);
+            t.blur.tensor = Some((false, false));
+        })
+    };
+    // The vertical pass as a ring of rows unrolled, and in blocks of 8 rows with 1 channel.
+    let vertical = |c: u32, rows: u32| {
+        shape(BlurKernel::Radius, move |t| {
+            t.blur.channels = Some(c);
+            t.blur.vrows = Some(rows);
+            t.blur.tensor = Some((false, false));
+        })
+    };
+    let band_shape = |s: &str| {
+        let b = BlurBand::parse(s).expect("a band shape");
+        shape(BlurKernel::Band, move |t| t.blur.band = Some(b))
+    };
+    let blocks = |columns: u32, adjacent: u32, permute: bool| {
+        shape(BlurKernel::Registers, move |t| {
+            t.blur.columns = Some(columns);
+            t.blur.adjacent = Some(adjacent);
+            t.blur.permute = Some(permute);
+            t.emulate_nvidia = permute;
+        })
+    };
+    let shapes: [(Tuning, &[u32]); 16] = [
+        (blocks(1, 1, false), registers),
+        (blocks(2, 1, false), registers),
+        (blocks(1, 4, false), adjacent),
+        (blocks(2, 2, false), adjacent),
+        // NVIDIA's byte permute, emulated: the accumulators (w = 1) and the ring of rows.
+        (blocks(1, 4, true), adjacent),
+        (blocks(2, 1, true), &[2, 3]),
+        (blocks(1, 2, true), &[2]),
+        (shape(BlurKernel::Band, |_| {}), band),
+        (band_shape("256,1,4,16"), band_more),
+        (band_shape("128,2,8,32,64"), band_more),
+        (shape(BlurKernel::Radius, |_| {}), radius),
+        (passes(1, 4), radius_more),
+        (passes(2, 8), radius_more),
+        (passes(4, 8), radius_more),
+        (vertical(2, 0), radius_more),
+        (vertical(1, 8), radius_more),
+    ];
+    for (tuning, radii) in shapes {
+        let engines = gpu_layout_engines_tuned(&tuning);
+        let engines: Vec<&Engine> = engines.iter().collect();
+        let label = format!("{:?}", tuning.blur);
+        // Two radii of the shape's for the fixed image below: the largest and a middle one.
+        let fixed = [radii[radii.len() - 1], radii[radii.len() / 2]];
+        random_blurs_match_cpu(&engines, radii, 16, &label);
+        // Rows of two horizontal tiles, strided, several strips of rows.
+        let img = make_image(1100, 270, 3, Content::Random, 11);
+        for (radius, border) in [(fixed[0], Border::Reflect), (fixed[1], Border::Zero)] {
+            let blur = GaussianBlur::new(radius).border(border);
+            let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+            for e in &engines {
+                let got = e.gaussian_blur(img.view(), &blur).unwrap();
+                assert!(got == expected, "{label} w = {radius}");
+            }
+        }
+    }
+}
+
+/// The register blur's byte permutes forced, not emulated: on an NVIDIA GPU they give the CPU
+/// path's bits; on any other device the call is an error that names the variable.
+#[test]
+pub(super) fn forced_byte_permutes_run_on_nvidia_and_are_refused_elsewhere() {
+    let img = make_image(300, 90, 1, Content::Random, 12);
+    let tuning = shape(BlurKernel::Registers, |t| t.blur.permute = Some(true));
+    let engines = gpu_layout_engines_tuned(&tuning);
+    assert!(!engines.is_empty() || std::env::var_os("CLPIX_REQUIRE_OPENCL").is_none());
+    for w in [1u32, 2, 3, 4] {
+        let blur = GaussianBlur::new(w).border(Border::Reflect);
+        let expected = Engine::cpu().gaussian_blur(img.view(), &blur).unwrap();
+        for e in &engines {
+            let got = e.gaussian_blur(img.view(), &blur);
+            native_or_refused(e, got, &expected, "blur.permute", &format!("w = {w}"));
+        }
+    }
+}
+
+/// A compiler that cannot build the per-radius programs: the variant section of a copy of the
+/// kernels made invalid. The blur falls back to the generic two passes, with the same bits.
+#[test]
+pub(super) fn per_radius_programs_that_do_not_build_fall_back() {
+    let cpu = Engine::cpu();
+    let dir = kernel_dir_copy("broken-variant", |name, text| {
+        if name == "blur/blur_radius.cl" {
+            let at = text.find("#ifdef BLUR_W").unwrap() + "#ifdef BLUR_W".len();
+            text.insert_str(at, "\nthis does not compile;\n");
+        }
+    });
+    let mut tuning = Tuning::default();
+    tuning.kernel_dir = Some(dir.clone());
+    let img = make_image(150, 40, 0, Content::Random, 7);
+    for e in gpu_layout_engines_tuned(&tuning) {
+        // The fused kernel (2), the band kernel (3, 9) and the radius-built passes (20) by
+        // default.
+        // Each radius three times: the first two calls run the generic passes (the second
+        // starts the radius-built programs' builds, which fail in the background); the third
+        // tries them and falls back.
+        for radius in [2, 3, 9, 20] {
+            let blur = GaussianBlur::new(radius);
+            let expected = cpu.gaussian_blur(img.view(), &blur).unwrap();
+            for _ in 0..3 {
+                let got = e.gaussian_blur(img.view(), &blur);
+                assert!(
+                    got.as_ref().ok() == Some(&expected),
+                    "{}: {:?}",
+                    e.backend(),
+                    got.err()
+                );
+                e.wait_for_builds();
+            }
+        }
+        // Only the generic programs were made ready.
+        assert!(
+            e.programs().iter().all(|p| !p.variant.contains("BLUR_W")),
+            "{:?}",
+            e.programs()
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
