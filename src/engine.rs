@@ -512,7 +512,7 @@ impl Engine {
 
 impl Drop for Engine {
     /// Forgets the builds queued for calls answered from the CPU (see
-    /// [`Tuning::host_while_building`](crate::Tuning::host_while_building)) that have not
+    /// [`Tuning::host_while_building`](crate::tuning::Tuning::host_while_building)) that have not
     /// started, then waits for the engine's background builds and program cache stores: a
     /// process that returns from `main` while a thread is inside the driver's compiler may crash
     /// on exit (seen with NVIDIA's driver: a child process that ran one blur died without a

@@ -126,7 +126,7 @@ pub enum Error {
     },
     /// A program a call needs is still building on a thread of the engine's own. Only an
     /// automatic engine's calls small enough for the CPU path meet it, and the CPU path then
-    /// answers (see [`Tuning::host_while_building`](crate::Tuning::host_while_building)): no
+    /// answers (see [`Tuning::host_while_building`](crate::tuning::Tuning::host_while_building)): no
     /// public function returns it.
     ///
     /// ```

@@ -18,7 +18,7 @@ impl Engine {
     /// says why in [`backend()`](Self::backend). An explicit `opencl` returns the error instead.
     ///
     /// On a GPU or accelerator, the engine also answers a call of at most
-    /// [`Tuning::host_while_building`](crate::Tuning::host_while_building) pixels or elements
+    /// [`Tuning::host_while_building`](crate::tuning::Tuning::host_while_building) pixels or elements
     /// (2^20 by default) from the CPU, with the same bits, when a program the call needs is
     /// neither built nor in the program cache, and builds it on a thread of its own for the
     /// calls after: a short process does not wait seconds for a cold driver's compiler.

@@ -8,6 +8,8 @@ mod set;
 pub use blur::{BlurBand, BlurF32Kernel, BlurKernel, BlurTuning};
 pub use set::SETTINGS;
 pub(crate) use set::env_value;
+#[cfg(test)]
+pub(crate) use set::opencl_required;
 
 /// Settings of an OpenCL engine made with
 /// [`Engine::with_device_config`](crate::Engine::with_device_config).

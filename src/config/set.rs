@@ -308,3 +308,10 @@ pub(crate) fn env_value(var: &'static str) -> Result<Option<String>> {
         Ok(v) => Ok(Some(v.trim().to_string())),
     }
 }
+
+/// Whether this test run requires an OpenCL device (`CLPIX_REQUIRE_OPENCL`, set in CI): the unit
+/// tests that open devices then fail rather than pass on none. Test builds only.
+#[cfg(test)]
+pub(crate) fn opencl_required() -> bool {
+    std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
+}

@@ -359,7 +359,7 @@ impl ClEngine {
     pub(crate) fn assert_local_bytes_as_planned(
         plans: impl Fn(&ClEngine) -> Vec<(String, Kernel, Defines, u64)>,
     ) {
-        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        let required = crate::config::opencl_required();
         let devices = match crate::opencl::devices() {
             Ok(d) => d,
             Err(e) if required => panic!("OpenCL required: {e}"),
@@ -409,7 +409,7 @@ mod tests {
     const SUM: Kernel = Kernel::new(TEST_PROGRAM, "sum_u32");
 
     fn engines() -> Vec<Arc<ClEngine>> {
-        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        let required = crate::config::opencl_required();
         match devices() {
             Ok(list) => list
                 .iter()

@@ -1,5 +1,5 @@
 //! A program's OpenCL C source: `common.h` and its files, whole, or with only one kernel kept
-//! (see [`ProgramUnit`](crate::ProgramUnit)): the other kernels' text becomes blank lines, so
+//! (see [`ProgramUnit`](crate::tuning::ProgramUnit)): the other kernels' text becomes blank lines, so
 //! that build logs still name the lines of the files.
 
 use super::ClEngine;

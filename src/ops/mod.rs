@@ -100,4 +100,35 @@ mod tests {
             }
         }
     }
+
+    /// `CLPIX_KERNEL_DIR=cl` runs the kernels as they are: every file a program embeds is the
+    /// file at its path under the repository's `cl/`, and `cl/` holds no other kernel file.
+    #[test]
+    fn the_embedded_kernels_are_the_cl_folder() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cl");
+        let mut embedded = std::collections::BTreeSet::new();
+        for p in super::PROGRAMS {
+            for f in p.files() {
+                let on_disk = std::fs::read_to_string(root.join(f.path)).unwrap();
+                assert_eq!(on_disk, f.text, "{}", f.path);
+                embedded.insert(f.path.to_string());
+            }
+        }
+        let mut found = std::collections::BTreeSet::new();
+        for dir in std::fs::read_dir(&root).unwrap() {
+            let dir = dir.unwrap().path();
+            if dir.is_dir() {
+                for f in std::fs::read_dir(&dir).unwrap() {
+                    let f = f.unwrap().path();
+                    let rel = f
+                        .strip_prefix(&root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    found.insert(rel);
+                }
+            }
+        }
+        assert_eq!(found, embedded);
+    }
 }

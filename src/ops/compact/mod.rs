@@ -397,7 +397,7 @@ mod tests {
     /// padding more), and the kernel declares no local arrays of its own beyond 1 KiB.
     #[test]
     fn radix_scatter_local_memory_is_as_planned() {
-        let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0");
+        let required = crate::config::opencl_required();
         let devices = crate::opencl::devices().unwrap_or_default();
         assert!(!required || !devices.is_empty(), "OpenCL required");
         for d in &devices {

@@ -61,7 +61,7 @@ pub struct LuminanceStats {
 }
 
 /// Statistics of a u32 array: count, exact sum, minimum and maximum with the index of the
-/// first occurrence of each. Made by [`Engine::array_stats`] and [`Engine::array_stats_device`].
+/// first occurrence of each. Made by [`Engine::array_stats`].
 ///
 /// ```
 /// let s = clpix::Engine::cpu().array_stats(&[4, 1, 9, 1, 9])?;

@@ -1,9 +1,9 @@
 //! The OpenCL launchers of the scan (`scan.cl`'s passes and `lookback.cl`'s single pass).
 
 use super::kernels::*;
-use crate::config::ScanKernel;
+use super::plan::single_pass;
 use crate::cpu::alloc_zeroed;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::opencl::{Arg, ClEngine, ProgramId, ScratchKind, WordFormat, u32_arg};
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
@@ -65,27 +65,6 @@ pub(crate) fn cl_scan(
         wg,
     )?);
     Ok((sums, g))
-}
-
-/// Whether this device scans in one pass (`scan_lookback`, a decoupled look-back with
-/// fallback): GPUs (the coalesced layout) whose driver has `cl_khr_int64_base_atomics`, unless
-/// `scan=three-pass`. `scan=lookback` where the atomics are missing is an error,
-/// so that a measurement never runs the other kernels unnoticed.
-pub(crate) fn single_pass(cl: &ClEngine) -> Result<bool> {
-    if cl.grid.contiguous {
-        return Ok(false);
-    }
-    let atomics = cl.info.has_extension("cl_khr_int64_base_atomics");
-    match cl.tuning.scan {
-        Some(ScanKernel::ThreePass) => Ok(false),
-        Some(ScanKernel::LookBack) if !atomics => Err(Error::InvalidTuning {
-            setting: "scan",
-            value: "lookback".into(),
-            expected: "three-pass on this device: the single pass needs \
-                       cl_khr_int64_base_atomics",
-        }),
-        _ => Ok(atomics),
-    }
 }
 
 /// Enqueues the exclusive scan of `n` elements of `src` into `dst`, another buffer, from

@@ -13,6 +13,7 @@
 mod cl;
 mod cpu;
 pub(crate) mod kernels;
+mod plan;
 pub(crate) use cl::{cl_scan, groups_for, grow};
 use cl::{cl_scan_host, cl_scan_into};
 use cpu::cpu_scan;
