@@ -232,7 +232,8 @@ impl PyEngine {
     fn extreme(&self, py: Python<'_>, img: &Bound<'_, PyAny>, which: &str) -> PyResult<Hit> {
         let which = parse_extreme(which)?;
         let img = image_u8(img)?;
-        self.with_view(py, &img, |e, v| e.extreme(v, which)).map(Hit::from)
+        self.with_view(py, &img, |e, v| e.extreme(v, which))
+            .map(Hit::from)
     }
 
     /// Sum, count, mean, min and max of the luminance.
@@ -438,8 +439,12 @@ pub(crate) fn _time_rust(
             "luminance_stats" => e.luminance_stats(v).map(drop),
             "histogram_rgba" => e.histogram_rgba(v).map(drop),
             "histogram_luminance" => e.histogram_luminance(v).map(drop),
-            "compact" => e.compact(v, threshold, clpix::CompactOrder::ScanOrder).map(|h| drop(hit_bytes(&h))),
-            "compact_sorted" => e.compact(v, threshold, clpix::CompactOrder::LuminanceDescending).map(|h| drop(hit_bytes(&h))),
+            "compact" => e
+                .compact(v, threshold, clpix::CompactOrder::ScanOrder)
+                .map(|h| drop(hit_bytes(&h))),
+            "compact_sorted" => e
+                .compact(v, threshold, clpix::CompactOrder::LuminanceDescending)
+                .map(|h| drop(hit_bytes(&h))),
             "compacted_image" => e
                 .compacted_image(v, threshold, CompactOrder::ScanOrder)
                 .map(drop),
