@@ -39,7 +39,13 @@ impl Engine {
     pub fn exclusive_scan<'a>(&self, data: impl Into<ArrayInput<'a>>) -> Result<Vec<u32>> {
         match data.into() {
             ArrayInput::Host(data) => self.scan_host(data),
-            ArrayInput::Device(array) => download(&self.exclusive_scan_device(array)?),
+            // Scanned where this OpenCL engine holds it, and read back once.
+            ArrayInput::Device(array) if self.holds(array) => {
+                download(&self.exclusive_scan_device(array)?)
+            }
+            // A host array, or another engine's: scanned from host memory (no round trip
+            // through a device array made only to be read back).
+            ArrayInput::Device(array) => self.scan_host(&array.host_data()?),
         }
     }
 
@@ -91,6 +97,14 @@ impl Engine {
             },
             || on_host(&array.host_data()?),
         )
+    }
+
+    /// Whether `array` is in this OpenCL engine's device memory.
+    fn holds(&self, array: &DeviceArray<u32>) -> bool {
+        match &self.backend {
+            crate::engine::Backend::OpenCl(cl) => array.buffer_on(cl).is_some(),
+            crate::engine::Backend::Cpu => false,
+        }
     }
 
     /// The scan of a host slice.
