@@ -178,6 +178,18 @@ pub enum Error {
         /// How much the device (or the engine's tuning) allows; 0 where the driver did not say.
         limit: u64,
     },
+    /// The device's driver cannot run what was asked of it correctly (found when the engine
+    /// opened: see docs/design.md, "Other implementations"), such as the contiguous kernel
+    /// layout on a driver that stops long loops. The reason says what to ask for instead.
+    #[error("{what} is not available on {device}: {reason}")]
+    Unsupported {
+        /// What was asked for.
+        what: &'static str,
+        /// The device.
+        device: String,
+        /// Why, and what to use instead.
+        reason: String,
+    },
     /// A [`DeviceImage`](crate::DeviceImage) was passed to an engine that did not make it.
     #[error(
         "this DeviceImage lives on {owner}, not on this engine ({this}); \
@@ -214,6 +226,7 @@ impl Error {
                 | Error::KernelSource { .. }
                 | Error::TooLargeForDevice { .. }
                 | Error::DeviceLimit { .. }
+                | Error::Unsupported { .. }
                 | Error::OpenClUnavailable { .. }
                 | Error::NoSuchDevice { .. }
         )

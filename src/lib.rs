@@ -19,7 +19,7 @@ pub use crate::config::{EngineConfig, KernelLayout};
 pub use crate::device::{
     ArrayInput, DeviceArray, DeviceImage, DeviceImageF32, ImageInput, PinnedImage,
 };
-pub use crate::engine::{BackendInfo, BackendKind, Engine};
+pub use crate::engine::{BackendInfo, BackendKind, DriverVerdict, Engine};
 pub use crate::error::{Error, Result};
 pub use crate::image::ImageView;
 pub use crate::opencl::{DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord, devices};

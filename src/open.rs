@@ -68,6 +68,7 @@ impl Engine {
                 },
                 fallback_on_device_error: false,
                 answer_while_building: false,
+                checks_drivers: false,
             }
         };
         let info = match device {
@@ -107,14 +108,30 @@ impl Engine {
         config: &EngineConfig,
         reason: Option<String>,
     ) -> Result<Engine> {
-        let cl = Arc::new(ClEngine::open(
-            info,
-            config.max_buffer_bytes,
-            config.layout,
-            config.resolved_tuning()?,
-        )?);
-        // The first kernel most callers run: a device whose compiler fails shows it here.
-        cl.program_for(crate::ops::reduce::kernels::LUMA_ARGBEST, Defines::NONE)?;
+        let first = crate::ops::reduce::kernels::LUMA_ARGBEST;
+        let mut tuning = config.resolved_tuning()?;
+        let open = |tuning: &Tuning| -> Result<ClEngine> {
+            let cl = ClEngine::open(info, config.max_buffer_bytes, config.layout, tuning.clone())?;
+            // The first kernel most callers run: a device whose compiler fails shows it here.
+            cl.program_for(first, Defines::NONE)?;
+            Ok(cl)
+        };
+        let mut cl = open(&tuning)?;
+        // The streaming kernels' work-groups: as large as the device allows (at most 256), and
+        // no larger than the built kernel allows (`CL_KERNEL_WORK_GROUP_SIZE`: registers, a
+        // driver's own limits). Where the kernel allows less, the engine opens again with its
+        // groups capped there (a power of two), its kernels built for that size.
+        if let Some(limit) = cl.smaller_groups_for(first)? {
+            log::info!(
+                "clpix: {} allows {limit} work-items a group of the streaming kernels (of {}): \
+                 built for that",
+                info.name,
+                cl.grid.wg
+            );
+            tuning.max_work_group = Some(limit);
+            cl = open(&tuning)?;
+        }
+        let cl = Arc::new(cl);
         Ok(Engine {
             backend: Backend::OpenCl(cl),
             info: BackendInfo {
@@ -124,6 +141,7 @@ impl Engine {
             },
             fallback_on_device_error: config.cpu_fallback,
             answer_while_building: config.cpu_fallback,
+            checks_drivers: true,
         })
     }
 

@@ -198,6 +198,7 @@ fn a_program_in_the_persistent_cache_loads_on_the_callers_path() {
             rounds += 1;
             assert!(rounds < 20, "{}: the blur never reached the device", d.name);
         }
+        let first_verdicts = first.driver_verdicts();
         drop(first);
         let second = engine(&dir);
         assert_eq!(
@@ -206,9 +207,11 @@ fn a_program_in_the_persistent_cache_loads_on_the_callers_path() {
         );
         assert!(
             second.last_kernel_time().is_some(),
-            "{}: the cached program was not loaded: {:?}",
+            "{}: the cached program was not loaded: {:?}; verdicts {:?}, first engine's {:?}",
             d.name,
-            second.programs()
+            second.programs(),
+            second.driver_verdicts(),
+            first_verdicts
         );
         assert!(
             second

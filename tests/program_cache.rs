@@ -276,11 +276,20 @@ fn a_new_radius_is_specialised_in_the_background() {
                     }
                 }
                 if wait {
-                    assert!(specialised(&e), "{} w {radius}", e.backend());
+                    let generic_there =
+                        e.backend().to_string().contains("rusticl 22") && radius > 2;
+                    assert!(
+                        specialised(&e) || generic_there,
+                        "{} w {radius}",
+                        e.backend()
+                    );
                 }
                 e.wait_for_builds();
+                // Rusticl 22 runs the register kernel (w 2) and the generic passes instead of
+                // the band and radius-built kernels (docs/design.md, "Other implementations").
+                let generic_there = e.backend().to_string().contains("rusticl 22") && radius > 2;
                 assert!(
-                    specialised(&e),
+                    specialised(&e) || generic_there,
                     "{} w {radius}: {:?}",
                     e.backend(),
                     e.programs()

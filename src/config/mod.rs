@@ -126,6 +126,11 @@ pub struct Tuning {
     /// `max_local_memory`: plan and check as if the device had at most this many bytes of
     /// local memory (at least 16384): to test a smaller device's shapes on this one.
     pub max_local_memory: Option<u64>,
+    /// `trust_drivers=1`: skip the known-answer probes (each operation's first call on a
+    /// device and driver compared with the CPU path on a small input; see
+    /// [`Engine::driver_verdicts`](crate::Engine::driver_verdicts)), to time cold starts
+    /// without them.
+    pub trust_drivers: bool,
     /// `build_wait=1`: the first GPU blur at a radius waits for its radius-built
     /// program instead of running the generic passes while it builds in the background. Always
     /// so on Oclgrind, which is not safe for a thread of clpix's own beside the caller's.
@@ -372,7 +377,9 @@ mod tests {
         t.set("blur.kernel", "auto").unwrap();
         assert_eq!(t.blur.kernel, None);
         // Every listed setting has a setter that takes some value.
-        assert_eq!(SETTINGS.len(), 31);
+        assert_eq!(SETTINGS.len(), 32);
+        t.set("trust_drivers", "1").unwrap();
+        assert!(t.trust_drivers);
     }
 
     /// Sets a variable in this test's own child process (see `CHILD` below).

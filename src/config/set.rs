@@ -34,6 +34,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("scan", "auto, three-pass or lookback"),
     ("max_work_group", "a number of work-items from 1 to 1024"),
     ("max_local_memory", "a number of bytes, at least 16384"),
+    ("trust_drivers", "0 or 1"),
     ("build_wait", "0 or 1"),
     ("specialise_after", "a number of calls from 1 to 1000000"),
     ("cache", "on, all, readonly or off"),
@@ -112,6 +113,7 @@ const SETTERS: [Setter; SETTINGS.len()] = [
         let n = v.parse().ok().filter(|&n| n >= 16384);
         put(&mut t.max_local_memory, n.map(Some))
     },
+    |t, v| put(&mut t.trust_drivers, switch(v)),
     |t, v| put(&mut t.build_wait, switch(v)),
     |t, v| {
         let n = v.parse().ok().filter(|n| (1..=1_000_000).contains(n));

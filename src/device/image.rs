@@ -1,5 +1,7 @@
 //! What operations take: host pixels or an image held by an engine.
 
+use super::host_copy;
+use crate::error::Result;
 use crate::image::ImageView;
 use image::RgbaImage;
 
@@ -140,5 +142,32 @@ impl DeviceImage {
     /// ```
     pub fn height(&self) -> u32 {
         self.height
+    }
+}
+
+/// Host pixels for the CPU path: borrowed for host inputs, downloaded for device images.
+pub(crate) enum HostPixels<'a> {
+    Borrowed(ImageView<'a>),
+    Owned(image::RgbaImage),
+}
+
+impl<'a> HostPixels<'a> {
+    pub(crate) fn of(input: ImageInput<'a>) -> Result<HostPixels<'a>> {
+        Ok(match input {
+            ImageInput::Host(v) => HostPixels::Borrowed(v),
+            ImageInput::Device(d) => match &d.storage {
+                Storage::Host(bytes) => {
+                    HostPixels::Borrowed(ImageView::new(bytes, d.width, d.height)?)
+                }
+                Storage::OpenCl(_) => HostPixels::Owned(host_copy(d)?),
+            },
+        })
+    }
+
+    pub(crate) fn view(&self) -> ImageView<'_> {
+        match self {
+            HostPixels::Borrowed(v) => *v,
+            HostPixels::Owned(img) => ImageView::from(img),
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! RGBA f32 images held by an engine (scientific data): one device buffer on OpenCL, host
 //! memory on the CPU engine.
 
+use crate::error::{Error, Result};
 use crate::opencl::ClEngine;
 use image::Rgba32FImage;
 use opencl3::memory::Buffer;
@@ -94,4 +95,24 @@ impl fmt::Debug for DeviceImageF32 {
             }
         }
     }
+}
+
+/// An f32 image's values in host memory.
+pub(crate) fn download_f32(img: &DeviceImageF32) -> Result<image::Rgba32FImage> {
+    let values = 4 * img.width as usize * img.height as usize;
+    let raw = match &img.storage {
+        StorageF32::Host(host) => return Ok(host.clone()),
+        StorageF32::OpenCl { owner, buffer } => {
+            let mut out = vec![0f32; values];
+            if values > 0 {
+                owner.read(buffer, 0, &mut out)?;
+            }
+            out
+        }
+    };
+    image::Rgba32FImage::from_raw(img.width, img.height, raw).ok_or(Error::ImageTooLarge {
+        width: img.width as u64,
+        height: img.height as u64,
+        reason: "the f32 image does not match its size",
+    })
 }

@@ -11,9 +11,9 @@ mod pinned;
 
 pub use array::{ArrayInput, DeviceArray};
 pub(crate) use array::{ArrayStorage, PooledBuffer, check_array_len, download};
-pub(crate) use image::Storage;
 pub use image::{DeviceImage, ImageInput};
+pub(crate) use image::{HostPixels, Storage};
 pub use image_f32::DeviceImageF32;
-pub(crate) use image_f32::StorageF32;
+pub(crate) use image_f32::{StorageF32, download_f32};
 pub(crate) use parts::{DeviceParts, Part, host_copy};
 pub use pinned::PinnedImage;

@@ -285,6 +285,9 @@ pub(crate) enum Vendor {
     Oclgrind,
     /// Intel's OpenCL runtimes (their compiler crashed building on several threads at once).
     Intel,
+    /// Mesa's rusticl (llvmpipe on CPUs; radeonsi and iris GPUs where the vendors' drivers are
+    /// absent).
+    Rusticl,
     /// Any other implementation: the portable kernels only.
     Other,
 }
@@ -298,6 +301,8 @@ impl Vendor {
             Vendor::Pocl
         } else if info.platform.contains("Oclgrind") {
             Vendor::Oclgrind
+        } else if info.platform == "rusticl" {
+            Vendor::Rusticl
         } else if info.platform.contains("Intel") {
             Vendor::Intel
         } else {

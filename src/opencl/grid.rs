@@ -20,8 +20,11 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
-    /// The grid for `info`'s device, in the contiguous (CPU devices) or coalesced layout.
-    pub(crate) fn new(info: &DeviceInfo, contiguous: bool) -> Grid {
+    /// The grid for `info`'s device, in the contiguous (CPU devices) or coalesced layout. Where
+    /// the driver stops a work-item's loops after `loop_cap` iterations (see `quirks`), enough
+    /// groups that a work-item of a grid-stride kernel walks at most an eighth of that over the
+    /// largest buffer.
+    pub(crate) fn new(info: &DeviceInfo, contiguous: bool, loop_cap: Option<u64>) -> Grid {
         // A power of two (the kernels' tree reductions halve it), at most 256.
         let wg = if contiguous {
             1
@@ -30,10 +33,19 @@ impl Grid {
             1 << most.ilog2()
         };
         let units = info.compute_units.max(1) as usize;
+        let filled = units * if contiguous { 4 } else { 8 };
+        let max_groups = match loop_cap {
+            Some(cap) => {
+                let elements = (info.max_alloc_bytes / 4).max(1);
+                let per_item = (cap / 8).max(1);
+                filled.max(elements.div_ceil(per_item * wg as u64) as usize)
+            }
+            None => filled,
+        };
         Grid {
             contiguous,
             wg,
-            max_groups: units * if contiguous { 4 } else { 8 },
+            max_groups,
             radix_per: radix_per(wg, info.local_mem_bytes),
         }
     }

@@ -173,6 +173,22 @@ impl ClEngine {
         result
     }
 
+    /// The work-items a group `kernel` (built, of the streaming kernels) allows, where that is
+    /// fewer than the engine's groups (`grid.wg`, on GPUs); `None` where the groups fit, on
+    /// CPU devices (groups of one), and where the driver's answer is a placeholder (`quirks`).
+    pub(crate) fn smaller_groups_for(&self, kernel: Kernel) -> Result<Option<usize>> {
+        if self.grid.contiguous || self.quirks.kernel_wg_placeholder {
+            return Ok(None);
+        }
+        let prog = self.program_for(kernel, Defines::NONE)?;
+        let k =
+            ClKernel::create(&prog, kernel.name).map_err(|e| Error::cl("clCreateKernel", e.0))?;
+        let allowed = k
+            .get_work_group_size(self.device_id as opencl3::types::cl_device_id)
+            .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))?;
+        Ok((allowed < self.grid.wg).then_some(allowed.max(1)))
+    }
+
     /// Records what a new kernel object of `key` allows on this device (once per key).
     fn note_limits(&self, key: super::KernelKey, k: &ClKernel) -> Result<()> {
         if lock(&self.store.kernel_limits).contains_key(&key) {
@@ -203,7 +219,11 @@ impl ClEngine {
             return Ok(());
         };
         let kernel = Kernel::new(key.0, key.2);
-        let most = limits.work_group.min(self.info.max_work_group_size);
+        // A driver whose answer is a placeholder (see `quirks`) is held to the device's limit.
+        let most = match self.quirks.kernel_wg_placeholder {
+            true => self.info.max_work_group_size,
+            false => limits.work_group.min(self.info.max_work_group_size),
+        };
         if local > most {
             return Err(self.limit_error(kernel, "work-items a group", local as u64, most as u64));
         }
@@ -214,7 +234,11 @@ impl ClEngine {
                 _ => 0,
             })
             .sum();
-        let needed = limits.static_local + dynamic;
+        let static_local = match self.quirks.static_local_doubled {
+            true => limits.static_local / 2,
+            false => limits.static_local,
+        };
+        let needed = static_local + dynamic;
         if needed > self.info.local_mem_bytes {
             return Err(self.limit_error(
                 kernel,

@@ -16,8 +16,10 @@ mod memory;
 mod parts;
 mod pinned;
 mod program;
+mod quirks;
 mod source;
 mod transfer;
+mod verdicts;
 
 pub(crate) use background::SPECIALISE_AFTER;
 pub(crate) use deferred::with_builds_deferred;
@@ -32,6 +34,8 @@ pub(crate) use lanes::{LaneGuard, MAX_LANES};
 pub(crate) use launch::{Arg, last_kernel_ns, set_last_kernel_ns};
 pub(crate) use parts::PartRange;
 pub(crate) use pinned::Pinned;
+pub(crate) use quirks::Quirks;
+pub(crate) use verdicts::Verdict;
 
 use crate::config::{KernelLayout, ProgramUnit, Tuning};
 use crate::error::{Error, Result};
@@ -61,6 +65,26 @@ use transfer::staging_slot;
 /// must not run at once (see [`ClEngine::launch`]).
 static POCL_KERNEL_LOCK: Mutex<()> = Mutex::new(());
 
+/// Held through each operation on drivers whose operations must not overlap (see
+/// [`ClEngine::one_call_at_a_time`]).
+static CALL_LOCK: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// Whether this thread holds [`CALL_LOCK`] (an operation may call another).
+    static HOLDS_CALL_LOCK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// What [`ClEngine::one_call_at_a_time`] holds.
+pub(crate) struct CallGuard(Option<std::sync::MutexGuard<'static, ()>>);
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if self.0.take().is_some() {
+            HOLDS_CALL_LOCK.with(|h| h.set(false));
+        }
+    }
+}
+
 /// A pooled kernel: its program, the program's variant and the kernel's name.
 type KernelKey = (ProgramId, Defines, &'static str);
 
@@ -78,12 +102,17 @@ pub(crate) struct ClEngine {
     /// In-order queues, each with its staging slots: one a thread (see `lanes`).
     lanes: Lanes,
     pub grid: Grid,
+    /// What the driver does that OpenCL does not allow, as the engine found when it opened.
+    pub quirks: Quirks,
     /// Who made the device (where vendor-only kernels may run).
     pub vendor: Vendor,
     /// The engine's kernel variants, transfers and diagnostics.
     pub tuning: Tuning,
     /// Whether each kernel runs alone in the process (PoCL before 6; see `launch`).
     serialize_kernels: bool,
+    /// Whether the operations of all engines run one at a time in the process (rusticl: see
+    /// [`ClEngine::one_call_at_a_time`]).
+    serialize_calls: bool,
     /// Whether clpix may drive the device from threads of its own (background builds, program
     /// cache stores): not on Oclgrind, which runs a queue's commands on the thread that waits
     /// for them and is not safe for two such threads at once (a second blur at a radius, whose
@@ -130,6 +159,8 @@ pub(crate) struct ProgramStore {
     /// Build logs of program variants that did not build, so that a caller falling back to
     /// another kernel does not pay for the failed build again on every call.
     failed_variants: Mutex<HashMap<ProgramKey, String>>,
+    /// What the known-answer probes found, by kernel family (see `verdicts`).
+    verdicts: Mutex<HashMap<String, Verdict>>,
 }
 
 /// An engine's idle buffers, by kind, and the pinned host memory it handed out.
@@ -220,6 +251,20 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ClEngine {
+    /// Held by the caller through one operation: on Mesa's rusticl 22.3 two operations in
+    /// flight at once (two threads, one engine or two) now and then gave a wrong compaction
+    /// (about 1 call in 80 with two threads), with kernels serialised and each on its own
+    /// buffers; one at a time, none in 600 (docs/design.md, "Other implementations"). Nothing
+    /// elsewhere.
+    pub(crate) fn one_call_at_a_time(&self) -> CallGuard {
+        if !self.serialize_calls || HOLDS_CALL_LOCK.with(|h| h.get()) {
+            return CallGuard(None);
+        }
+        let guard = lock(&CALL_LOCK);
+        HOLDS_CALL_LOCK.with(|h| h.set(true));
+        CallGuard(Some(guard))
+    }
+
     /// Opens `info`'s device. `max_buffer_bytes` caps single buffers below the device's limit.
     pub(crate) fn open(
         info: &DeviceInfo,
@@ -254,12 +299,28 @@ impl ClEngine {
             info.local_mem_bytes = info.local_mem_bytes.min(b);
         }
         let info = &info;
-        let contiguous = match layout {
-            KernelLayout::Auto => info.device_type == DeviceType::Cpu,
-            KernelLayout::Coalesced => false,
-            KernelLayout::Contiguous => true,
+        let quirks = quirks::probe(info, &context, &queue, found.id as cl_device_id)?;
+        // A driver that stops long loops gets the coalesced layout, whose work-items walk short
+        // grid-stride ranges; the contiguous layout gives each work-item a long range.
+        let contiguous = match (layout, quirks.loop_cap) {
+            (KernelLayout::Contiguous, Some(cap)) => {
+                return Err(Error::Unsupported {
+                    what: "the contiguous kernel layout",
+                    device: info.name.clone(),
+                    reason: format!(
+                        "its driver ({} {}) stops a work-item's loops after {cap} iterations, \
+                         which would leave the end of each work-item's range unvisited; use \
+                         KernelLayout::Auto or Coalesced",
+                        info.platform, info.driver_version
+                    ),
+                });
+            }
+            (KernelLayout::Auto, Some(_)) => false,
+            (KernelLayout::Auto, None) => info.device_type == DeviceType::Cpu,
+            (KernelLayout::Coalesced, _) => false,
+            (KernelLayout::Contiguous, None) => true,
         };
-        let grid = Grid::new(info, contiguous);
+        let grid = Grid::new(info, contiguous, quirks.loop_cap);
         let mut build_options = format!(
             "-D CLPIX_WG={} -D CLPIX_CONTIGUOUS={}",
             grid.wg, grid.contiguous as u32
@@ -299,8 +360,10 @@ impl ClEngine {
             context,
             lanes: Lanes::new(Lane::new(queue)),
             grid,
+            quirks,
             serialize_kernels: Vendor::of(info) == Vendor::Pocl
                 && driver_major(&info.driver_version) < 6,
+            serialize_calls: Vendor::of(info) == Vendor::Rusticl,
             own_threads: Vendor::of(info) != Vendor::Oclgrind,
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             staging_slot: staging_slot(info, tuning.staging),
@@ -322,6 +385,7 @@ impl ClEngine {
                 deferred: Mutex::new(deferred::Deferred::default()),
                 deferred_wake: std::sync::Condvar::new(),
                 failed_variants: Mutex::new(HashMap::new()),
+                verdicts: Mutex::new(HashMap::new()),
             },
             pools: MemoryPools {
                 scratch: Mutex::new(HashMap::new()),
@@ -346,8 +410,13 @@ impl ClEngine {
         let prog = self.program_for(kernel, variant)?;
         let k =
             ClKernel::create(&prog, kernel.name).map_err(|e| Error::cl("clCreateKernel", e.0))?;
-        k.get_local_mem_size(self.device_id as cl_device_id)
-            .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))
+        let said = k
+            .get_local_mem_size(self.device_id as cl_device_id)
+            .map_err(|e| Error::cl("clGetKernelWorkGroupInfo", e.0))?;
+        Ok(match self.quirks.static_local_doubled {
+            true => said / 2,
+            false => said,
+        })
     }
 
     /// Checks, on every device in the GPU layout, that kernels take the local memory the host

@@ -5,6 +5,7 @@
 pub(crate) mod blur;
 pub(crate) mod compact;
 pub(crate) mod histogram;
+mod probe;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod select;

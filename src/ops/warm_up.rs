@@ -61,13 +61,21 @@ impl Engine {
         let f32_img = image::Rgba32FImage::from_fn(img.width(), img.height(), |x, y| {
             image::Rgba(img.get_pixel(x, y).0.map(|c| c as f32))
         });
+        // A device that flushes f32 denormals refuses the f32 blur (its calls are an error, or
+        // answered from the CPU): nothing to build for it there.
+        let f32_blur = match &self.backend {
+            crate::engine::Backend::OpenCl(cl) => cl.info.f32_denormals,
+            crate::engine::Backend::Cpu => true,
+        };
         for &w in blur_radii {
             let blur = GaussianBlur::new(w).border(Border::Reflect);
             // Enough calls to start the radius-built programs' builds (Tuning::specialise_after).
             let calls = self.tuning_specialise_after();
             for _ in 0..calls {
                 self.gaussian_blur(&img, &blur)?;
-                self.gaussian_blur_f32(&f32_img, &blur)?;
+                if f32_blur {
+                    self.gaussian_blur_f32(&f32_img, &blur)?;
+                }
             }
         }
         // The radius-built programs started building in the background (in parallel).

@@ -11,7 +11,7 @@ use super::*;
 #[test]
 pub(super) fn f32_blur_kernels_match_cpu() {
     let kernel = |k: BlurF32Kernel, channels: Option<u32>| {
-        let mut t = Tuning::default();
+        let mut t = env_tuning();
         t.blur.f32_kernel = Some(k);
         t.blur.f32_channels = channels;
         t
@@ -93,7 +93,10 @@ pub(super) fn f32_blur_kernels_match_cpu() {
                 i.as_raw().iter().map(bits).collect::<Vec<_>>()
             };
             for e in &engines {
-                let got = e.gaussian_blur_f32(&img, &blur).unwrap();
+                let got = match e.gaussian_blur_f32(&img, &blur) {
+                    Err(err) if refused_there(&err) => continue,
+                    got => got.unwrap(),
+                };
                 assert!(
                     bits(&got) == bits(&expected),
                     "{name} {} {w}x{h} w {r} {border:?}",

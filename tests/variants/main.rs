@@ -37,7 +37,7 @@ fn forced_warp_kernels_run_on_nvidia_and_are_refused_elsewhere() {
     let expected = Engine::cpu()
         .compact(img.view(), 400, clpix::CompactOrder::ScanOrder)
         .unwrap();
-    let tuning = relocate(Tuning::default(), CompactRelocation::Warp);
+    let tuning = relocate(env_tuning(), CompactRelocation::Warp);
     let engines = gpu_layout_engines_tuned(&tuning);
     assert!(!engines.is_empty() || std::env::var_os("CLPIX_REQUIRE_OPENCL").is_none());
     for e in &engines {
@@ -81,7 +81,7 @@ fn emulated_warp_relocation_matches_cpu() {
 /// a predecessor's tile itself) decides most offsets.
 #[test]
 fn single_pass_compaction_matches_cpu() {
-    let native = relocate(Tuning::default(), CompactRelocation::LookBack);
+    let native = relocate(env_tuning(), CompactRelocation::LookBack);
     check_warp_compaction(
         &gpu_layout_engines_tuned(&native),
         |e| !is_nvidia(e),
@@ -103,7 +103,7 @@ const FALLBACK: &str = "-D CLPIX_LOOKBACK_SPIN=0 -D CLPIX_LOOKBACK_DISTRUST_ODD=
 /// the two passes it replaced (`group`), all against the CPU path.
 #[test]
 fn portable_single_pass_compaction_matches_cpu() {
-    let single = relocate(Tuning::default(), CompactRelocation::GroupLookBack);
+    let single = relocate(env_tuning(), CompactRelocation::GroupLookBack);
     let needs_atomics = |e: &Engine| {
         !e.device()
             .is_some_and(|d| d.has_extension("cl_khr_int64_base_atomics"))
@@ -120,11 +120,11 @@ fn portable_single_pass_compaction_matches_cpu() {
         needs_atomics,
         "fallback",
     );
-    let two = relocate(Tuning::default(), CompactRelocation::Group);
+    let two = relocate(env_tuning(), CompactRelocation::Group);
     check_warp_compaction(&gpu_layout_engines_tuned(&two), |_| false, "group");
     // Fewer rounds a tile: 32 KiB of local memory (2 rounds, 1 with indices), and work-groups
     // of 64 (tiles of 2,048 pixels).
-    let mut small = relocate(Tuning::default(), CompactRelocation::GroupLookBack);
+    let mut small = relocate(env_tuning(), CompactRelocation::GroupLookBack);
     small.max_local_memory = Some(32 << 10);
     check_warp_compaction(&gpu_layout_engines_tuned(&small), needs_atomics, "32 KiB");
     small.max_work_group = Some(64);
@@ -140,11 +140,11 @@ fn portable_single_pass_compaction_matches_cpu() {
 /// 256 work-items) and sums that wrap, from host and device arrays.
 #[test]
 fn scan_kernels_match_a_sequential_scan() {
-    let mut single = Tuning::default();
+    let mut single = env_tuning();
     single.scan = Some(ScanKernel::LookBack);
     let mut fallback = single.clone();
     fallback.build_options = FALLBACK.into();
-    let mut three = Tuning::default();
+    let mut three = env_tuning();
     three.scan = Some(ScanKernel::ThreePass);
     let mut s = 11u64;
     let lens = [
@@ -208,7 +208,7 @@ fn scan_kernels_match_a_sequential_scan() {
 #[test]
 fn sorted_compaction_with_half_tiles_matches_cpu() {
     // 32 KiB of local memory (OpenCL's minimum): the host plans 8 pixels a work-item.
-    let mut tuning = Tuning::default();
+    let mut tuning = env_tuning();
     tuning.max_local_memory = Some(32 << 10);
     let engines = gpu_layout_engines_tuned(&tuning);
     let cpu = Engine::cpu();
@@ -285,7 +285,7 @@ fn smaller_devices_fit_or_say_why() {
     ];
     let cpu = Engine::cpu();
     for (wg, local) in [(128usize, 32u64 << 10), (64, 32 << 10)] {
-        let mut tuning = Tuning::default();
+        let mut tuning = env_tuning();
         tuning.max_work_group = Some(wg);
         tuning.max_local_memory = Some(local);
         // The register kernel on the first call (not the generic passes while it builds).
@@ -322,7 +322,7 @@ fn smaller_devices_fit_or_say_why() {
             }
         }
     }
-    let mut tuning = Tuning::default();
+    let mut tuning = env_tuning();
     tuning.max_local_memory = Some(16 << 10);
     let (explicit, fallback) = limited_engines(&tuning);
     let img = &images[0];
@@ -363,7 +363,7 @@ fn smaller_devices_fit_or_say_why() {
 /// slots: round trips, blur, compaction, histogram and scan.
 #[test]
 fn staged_transfers_match_cpu() {
-    let mut tuning = Tuning::default();
+    let mut tuning = env_tuning();
     tuning.staging = Staging::SlotKib(64);
     let engines = opencl_engines_tuned(&tuning);
     let cpu = Engine::cpu();

@@ -94,7 +94,29 @@ pub(super) fn cl_passes<S, D>(
         });
     // Where NVIDIA's byte permutes and dot products build, the register kernel beats the band
     // kernel up to PERMUTE_REGISTER_RADIUS: its shape, asked for once and kept for the launch.
-    let by_radius = gpu_kernel(w, &settings);
+    let by_radius = match gpu_kernel(w, &settings) {
+        // Rusticl 22 (llvmpipe): the band and radius-built kernels read rows as zero in a
+        // strip's first steps (docs/design.md, "Other implementations"): the register kernel
+        // up to its default radius there, else the generic passes; forced, they are refused.
+        GpuBlur::Band | GpuBlur::RadiusPasses if cl.quirks.ring_kernels_wrong => {
+            if settings.kernel.is_some() {
+                return Err(Error::Unsupported {
+                    what: "the band and radius-built blur kernels",
+                    device: cl.info.name.clone(),
+                    reason: format!(
+                        "{} {} gives wrong rows with them; the register kernel and the \
+                         generic passes run there",
+                        cl.info.platform, cl.info.driver_version
+                    ),
+                });
+            }
+            match w <= REGISTER_DEFAULT_RADIUS {
+                true => GpuBlur::FusedRegisters,
+                false => GpuBlur::TwoPass,
+            }
+        }
+        choice => choice,
+    };
     let permuted = if specialised
         && settings.kernel.is_none()
         && w <= PERMUTE_REGISTER_RADIUS

@@ -77,7 +77,8 @@
 
 use crate::cpu::{advise_huge_pages, alloc_zeroed};
 use crate::device::{DeviceImage, DeviceImageF32, ImageInput, Storage, StorageF32};
-use crate::engine::{Engine, HostPixels, download_f32};
+use crate::device::{HostPixels, download_f32};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use crate::opencl::{Arg, ClEngine, Defines, Kernel, ScratchKind};
@@ -137,6 +138,8 @@ impl Engine {
         check_pixel_count(input.width(), input.height())?;
         blur.check()?;
         self.dispatch(
+            &FAMILY,
+            blur,
             "gaussian_blur",
             input.pixel_count(),
             || cpu_blur_u8(&HostPixels::of(input)?.view(), blur),
@@ -192,6 +195,8 @@ impl Engine {
         // Both paths write into `out`; the CPU one may run after the device's failed.
         let out = std::cell::RefCell::new(out);
         self.dispatch(
+            &FAMILY,
+            blur,
             "gaussian_blur",
             input.pixel_count(),
             || cpu_blur_u8_into(&HostPixels::of(input)?.view(), blur, &mut out.borrow_mut()),
@@ -233,6 +238,8 @@ impl Engine {
         blur.check()?;
         let (width, height) = (input.width(), input.height());
         self.dispatch(
+            &FAMILY,
+            blur,
             "gaussian_blur",
             input.pixel_count(),
             || {
@@ -350,6 +357,8 @@ impl Engine {
         // Both paths write into `out`; the CPU one may run after the device's failed.
         let out = std::cell::RefCell::new(out);
         self.dispatch(
+            &F32_FAMILY,
+            blur,
             "gaussian_blur_f32",
             img.width() as u64 * img.height() as u64,
             || cpu_blur_f32_into(img, blur, &mut out.borrow_mut()),
@@ -394,6 +403,8 @@ impl Engine {
         };
         let work = width as u64 * height as u64;
         self.dispatch_held(
+            &F32_FAMILY,
+            blur,
             "gaussian_blur_f32_device",
             work,
             |cl| img.buffer_on(cl).map(Ok),
@@ -419,7 +430,11 @@ impl Engine {
 }
 
 mod cl;
+mod family;
 pub(crate) mod kernels;
+use family::F32_FAMILY;
+use family::FAMILY;
+
 mod rules;
 use kernels::*;
 pub use rules::{Border, GaussianBlur, MAX_RADIUS};

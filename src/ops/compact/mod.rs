@@ -58,8 +58,9 @@
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
 use crate::cpu::{PIECE, advise_huge_pages, alloc_zeroed, with_u32_blocks};
+use crate::device::HostPixels;
 use crate::device::ImageInput;
-use crate::engine::{Engine, HostPixels};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{ImageView, check_pixel_count};
 use crate::opencl::{Arg, ClEngine, Scratch, ScratchKind, WordFormat};
@@ -165,7 +166,13 @@ impl Engine {
             alloc_zeroed::<u8>(n * 4)
         } else {
             self.dispatch(
-                "compacted_image",
+                &FAMILY,
+                &(),
+                if sorted {
+                    "compacted_image_sorted"
+                } else {
+                    "compacted_image"
+                },
                 n as u64,
                 || {
                     let host = HostPixels::of(input)?;
@@ -206,6 +213,8 @@ impl Engine {
         let name = if sorted { "compact_sorted" } else { "compact" };
         let width = input.width();
         self.dispatch(
+            &FAMILY,
+            &(),
             name,
             input.pixel_count(),
             || {
@@ -304,7 +313,10 @@ fn hit(x: u32, y: u32, p: u32) -> PixelHit {
 }
 
 mod cl;
+mod family;
 pub(crate) mod kernels;
+use family::FAMILY;
+
 use kernels::*;
 mod cpu;
 mod plan;

@@ -26,8 +26,9 @@
 //! large for one buffer accumulate into the same global histogram.
 
 use crate::cpu::PIECE;
+use crate::device::HostPixels;
 use crate::device::ImageInput;
-use crate::engine::{Engine, HostPixels};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::image::{ImageView, check_pixel_count};
 use crate::opencl::{Arg, ClEngine, Kernel};
@@ -303,6 +304,8 @@ impl Engine {
     fn histogram(&self, input: ImageInput<'_>, kind: Kind) -> Result<[u32; BINS]> {
         check_pixel_count(input.width(), input.height())?;
         self.dispatch(
+            &FAMILY,
+            &(),
             kind.name(),
             input.pixel_count(),
             || Ok(cpu_histogram(&HostPixels::of(input)?.view(), kind)),
@@ -315,7 +318,10 @@ impl Engine {
 // CPU path: the executable specification.
 
 mod cl;
+mod family;
 pub(crate) mod kernels;
+use family::FAMILY;
+
 use kernels::*;
 mod cpu;
 use cl::*;

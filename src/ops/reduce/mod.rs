@@ -25,9 +25,10 @@
 //! `(min << 32) | index` and `(max << 32) | !index` per group.
 
 use crate::cpu::{PIECE, map_pieces, with_u32_blocks};
+use crate::device::HostPixels;
 use crate::device::ImageInput;
 use crate::device::{ArrayInput, check_array_len};
-use crate::engine::{Engine, HostPixels};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use crate::opencl::{Arg, ClEngine, ScratchKind};
@@ -170,6 +171,8 @@ impl Engine {
         let input = img.into();
         check_nonempty(extreme.name(), &input)?;
         let best = self.dispatch(
+            &FAMILY,
+            &(),
             extreme.name(),
             input.pixel_count(),
             || Ok(cpu_argbest(&HostPixels::of(input)?.view(), extreme)),
@@ -198,6 +201,8 @@ impl Engine {
         let input = img.into();
         check_nonempty("luminance_stats", &input)?;
         let (sum, min, max) = self.dispatch(
+            &FAMILY,
+            &(),
             "luminance_stats",
             input.pixel_count(),
             || Ok(cpu_stats(&HostPixels::of(input)?.view())),
@@ -239,6 +244,8 @@ impl Engine {
         let n = input.len();
         let host = |data: &[u32]| {
             self.dispatch(
+                &FAMILY,
+                &(),
                 "array_stats",
                 n as u64,
                 || Ok(cpu_array_stats(data)),
@@ -248,6 +255,8 @@ impl Engine {
         let p = match input {
             ArrayInput::Host(data) => host(data)?,
             ArrayInput::Device(array) => self.dispatch_held(
+                &FAMILY,
+                &(),
                 "array_stats",
                 n as u64,
                 |cl| array.buffer_on(cl),
@@ -330,7 +339,10 @@ impl ArrayPartial {
 }
 
 mod cl;
+mod family;
 pub(crate) mod kernels;
+use family::FAMILY;
+
 use kernels::*;
 mod cpu;
 use cl::*;

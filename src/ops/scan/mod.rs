@@ -12,7 +12,10 @@
 
 mod cl;
 mod cpu;
+mod family;
 pub(crate) mod kernels;
+use family::FAMILY;
+
 mod plan;
 pub(crate) use cl::{cl_scan, groups_for, grow};
 use cl::{cl_scan_host, cl_scan_into};
@@ -74,6 +77,8 @@ impl Engine {
         };
         let n = array.len;
         self.dispatch_held(
+            &FAMILY,
+            &(),
             "exclusive_scan_device",
             n as u64,
             |cl| array.buffer_on(cl),
@@ -113,6 +118,8 @@ impl Engine {
             return Ok(Vec::new());
         }
         self.dispatch(
+            &FAMILY,
+            &(),
             "exclusive_scan",
             data.len() as u64,
             || Ok(cpu_scan(data)),

@@ -19,8 +19,9 @@
 //! many candidates each round) and selection continues where it stopped. Every step runs on the
 //! engine's backend, so on a GPU only the candidates cross to the host.
 
+use crate::device::HostPixels;
 use crate::device::{DeviceImage, DeviceParts, ImageInput, Part, Storage};
-use crate::engine::{Backend, Engine, HostPixels};
+use crate::engine::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use crate::opencl::{Arg, ScratchKind};
@@ -28,7 +29,10 @@ use crate::spec::PixelHit;
 use crate::spec::luma_u32;
 use std::collections::HashMap;
 
+mod family;
 pub(crate) mod kernels;
+use family::FAMILY;
+
 use kernels::*;
 
 use crate::spec::Extreme;
@@ -306,6 +310,8 @@ impl Engine {
     fn inverted(&self, input: ImageInput<'_>) -> Result<DeviceImage> {
         let (width, height) = (input.width(), input.height());
         self.dispatch(
+            &FAMILY,
+            &(),
             "darkest",
             input.pixel_count(),
             || {

@@ -1,5 +1,6 @@
 //! The [`Engine`]: which backend runs the operations, and how it was chosen.
 
+use crate::device::download_f32;
 use crate::device::{ArrayStorage, DeviceArray, check_array_len, download, host_copy};
 use crate::device::{DeviceImage, DeviceImageF32, ImageInput, PooledBuffer, Storage, StorageF32};
 use crate::error::{Error, Result};
@@ -8,6 +9,10 @@ use crate::opencl::{self, ClEngine, DeviceInfo};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+
+mod trust;
+pub use trust::DriverVerdict;
+pub(crate) use trust::Family;
 
 /// Which kind of backend an engine runs on.
 ///
@@ -101,6 +106,9 @@ pub struct Engine {
     /// [`dispatch`](Self::dispatch)): engines made by `Engine::new`, or configured with
     /// `cpu_fallback`.
     pub(crate) answer_while_building: bool,
+    /// Whether this engine probes a kernel family's first call on its device (see
+    /// [`Family`]): engines opened on a device; not the CPU engine, nor the probes' own view.
+    pub(crate) checks_drivers: bool,
 }
 
 pub(crate) fn cpu_description() -> String {
@@ -128,6 +136,7 @@ impl Engine {
             },
             fallback_on_device_error: false,
             answer_while_building: false,
+            checks_drivers: false,
         }
     }
 
@@ -438,8 +447,11 @@ impl Engine {
     /// [`dispatch`](Self::dispatch), with `cpu` (the CPU path on the input read back) as its
     /// fallback; on the CPU engine, `cpu`; where another engine holds it, `elsewhere` (the
     /// operation's path for an input in host memory, which reads it back).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn dispatch_held<B, T>(
         &self,
+        family: &'static Family,
+        call: &dyn std::any::Any,
         operation: &'static str,
         work: u64,
         held: impl FnOnce(&Arc<ClEngine>) -> Option<Result<B>>,
@@ -455,7 +467,7 @@ impl Engine {
             Backend::OpenCl(cl) => match held(cl) {
                 Some(buffers) => {
                     let buffers = buffers?;
-                    self.dispatch(operation, work, cpu, |cl| device(cl, buffers))
+                    self.dispatch(family, call, operation, work, cpu, |cl| device(cl, buffers))
                 }
                 None => elsewhere(),
             },
@@ -468,8 +480,13 @@ impl Engine {
     /// results), with a warning; and one whose call needs a program not built yet answers a
     /// call of at most [`Tuning::host_while_building`](crate::tuning::Tuning::host_while_building)
     /// `work` from the CPU while the program builds on a thread of its own.
+    ///
+    /// A family whose known-answer probe answered wrong on this device and driver answers from
+    /// the CPU (see [`Family`]); `call` is what the probe needs of this call.
     pub(crate) fn dispatch<T>(
         &self,
+        family: &'static Family,
+        call: &dyn std::any::Any,
         operation: &'static str,
         work: u64,
         cpu: impl FnOnce() -> Result<T>,
@@ -481,12 +498,19 @@ impl Engine {
                 cpu()
             }
             Backend::OpenCl(c) => {
-                let result = match self.answer_while_building && c.defers_builds_for(work) {
+                let _one = c.one_call_at_a_time();
+                let deferring = self.answer_while_building && c.defers_builds_for(work);
+                if !self.trusts(c, (family, operation), call, deferring) {
+                    opencl::set_last_kernel_ns(None);
+                    return cpu();
+                }
+                let result = match deferring {
                     true => opencl::with_builds_deferred(c, || cl(c)),
                     false => cl(c),
                 };
                 match result {
-                    Err(Error::ProgramBuilding { program, .. }) => {
+                    // (A probe's view answers nothing from the CPU: its caller decides.)
+                    Err(Error::ProgramBuilding { program, .. }) if self.answer_while_building => {
                         log::info!(
                             "clpix: {operation} answered by the CPU while the {program} \
                              program builds"
@@ -518,56 +542,12 @@ impl Drop for Engine {
     /// on exit (seen with NVIDIA's driver: a child process that ran one blur died without a
     /// word).
     fn drop(&mut self) {
+        if self.is_probe_view() {
+            return; // the engine it looks through does this
+        }
         if let Backend::OpenCl(cl) = &self.backend {
             cl.drop_deferred_queue();
         }
         self.wait_for_builds();
     }
-}
-
-/// Host pixels for the CPU path: borrowed for host inputs, downloaded for device images.
-pub(crate) enum HostPixels<'a> {
-    Borrowed(ImageView<'a>),
-    Owned(image::RgbaImage),
-}
-
-impl<'a> HostPixels<'a> {
-    pub(crate) fn of(input: ImageInput<'a>) -> Result<HostPixels<'a>> {
-        Ok(match input {
-            ImageInput::Host(v) => HostPixels::Borrowed(v),
-            ImageInput::Device(d) => match &d.storage {
-                Storage::Host(bytes) => {
-                    HostPixels::Borrowed(ImageView::new(bytes, d.width, d.height)?)
-                }
-                Storage::OpenCl(_) => HostPixels::Owned(host_copy(d)?),
-            },
-        })
-    }
-
-    pub(crate) fn view(&self) -> ImageView<'_> {
-        match self {
-            HostPixels::Borrowed(v) => *v,
-            HostPixels::Owned(img) => ImageView::from(img),
-        }
-    }
-}
-
-/// An f32 image's values in host memory.
-pub(crate) fn download_f32(img: &DeviceImageF32) -> Result<image::Rgba32FImage> {
-    let values = 4 * img.width as usize * img.height as usize;
-    let raw = match &img.storage {
-        StorageF32::Host(host) => return Ok(host.clone()),
-        StorageF32::OpenCl { owner, buffer } => {
-            let mut out = vec![0f32; values];
-            if values > 0 {
-                owner.read(buffer, 0, &mut out)?;
-            }
-            out
-        }
-    };
-    image::Rgba32FImage::from_raw(img.width, img.height, raw).ok_or(Error::ImageTooLarge {
-        width: img.width as u64,
-        height: img.height as u64,
-        reason: "the f32 image does not match its size",
-    })
 }

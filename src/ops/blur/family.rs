@@ -1,0 +1,56 @@
+//! The blurs' kernel families and their known-answer probes (see [`Family`]): each probes at
+//! the radius of its first call, whose programs that call builds anyway.
+
+use super::GaussianBlur;
+use super::kernels::PROGRAM;
+use crate::engine::{Engine, Family};
+use crate::error::Result;
+use crate::ops::probe::{PROBE_SIZE, compare, cpu, probe_image};
+
+/// The RGBA8 blur's kernels.
+pub(crate) static FAMILY: Family = Family {
+    name: "blur",
+    program: PROGRAM,
+    probe,
+};
+
+/// The f32 blur's kernels.
+pub(crate) static F32_FAMILY: Family = Family {
+    name: "blur_f32",
+    program: PROGRAM,
+    probe: probe_f32,
+};
+
+/// The call's blur, or a default where the call gave none.
+fn blur_of(call: &dyn std::any::Any) -> GaussianBlur {
+    call.downcast_ref::<GaussianBlur>()
+        .cloned()
+        .unwrap_or_else(|| GaussianBlur::new(2))
+}
+
+fn probe(e: &Engine, _: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
+    let (img, blur) = (probe_image(), blur_of(call));
+    compare(
+        "the blur",
+        e.gaussian_blur(&img, &blur),
+        cpu().gaussian_blur(&img, &blur),
+    )
+}
+
+fn probe_f32(e: &Engine, _: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
+    let blur = blur_of(call);
+    let bytes = probe_image();
+    // Values of every sign and size, a zero and a negative zero among them.
+    let img = image::Rgba32FImage::from_fn(PROBE_SIZE.0, PROBE_SIZE.1, |x, y| {
+        let p = bytes.get_pixel(x, y).0;
+        image::Rgba(
+            p.map(|c| (c as f32 - 128.0) * 0.37)
+                .map(|v| if v == 0.0 { -0.0 } else { v }),
+        )
+    });
+    compare(
+        "the f32 blur",
+        e.gaussian_blur_f32(&img, &blur),
+        cpu().gaussian_blur_f32(&img, &blur),
+    )
+}

@@ -1,0 +1,166 @@
+//! The engines the tests run: every OpenCL device in both kernel layouts, tuned as the test run
+//! asks (`CLPIX_TEST_PROGRAMS`, `CLPIX_TEST_TUNING`), with the known-answer probes off; and the
+//! refusals a device may give by its documented limits.
+
+use clpix::Engine;
+
+/// Every OpenCL device as an engine, plus each device with the other kernel layout forced (so
+/// that the GPU-style kernels are tested on PoCL in CI, and the CPU-style ones on GPUs). With `CLPIX_REQUIRE_OPENCL=1` (set in CI) or `CI` set, a
+/// machine with no usable OpenCL device fails the test instead of skipping it.
+pub fn opencl_engines() -> Vec<Engine> {
+    opencl_engines_with(None)
+}
+
+/// [`opencl_engines`] with `tuning` injected.
+pub fn opencl_engines_tuned(tuning: &clpix::tuning::Tuning) -> Vec<Engine> {
+    opencl_engines_with(Some(tuning.clone()))
+}
+
+/// `tuning` (else the environment's) as the tests run it: the kernels themselves, without the
+/// known-answer probes (`trust_drivers=1`: a family that answered its probe wrong would answer
+/// from the CPU, and its kernels would go untested; tests/distrust.rs tests the probes), and
+/// with the test run's `CLPIX_TEST_PROGRAMS` (`kernel` or `file`, the `programs` setting)
+/// applied where set: CI runs the kernel variants with one kernel a program on PoCL, as GPUs
+/// build them. Test harness only; the library reads no such variable.
+fn with_test_programs(tuning: Option<clpix::tuning::Tuning>) -> Option<clpix::tuning::Tuning> {
+    let mut t = tuning.unwrap_or_else(env_tuning);
+    t.set("trust_drivers", "1").expect("a setting");
+    if let Ok(v) = std::env::var("CLPIX_TEST_PROGRAMS")
+        && !v.trim().is_empty()
+    {
+        t.set("programs", &v)
+            .expect("CLPIX_TEST_PROGRAMS: kernel or file");
+    }
+    // CLPIX_TEST_TUNING="name=value,...": any settings, for a run on a smaller device's shapes
+    // (`max_work_group=32`: the groups a driver may allow a heavy kernel).
+    if let Ok(v) = std::env::var("CLPIX_TEST_TUNING") {
+        for pair in v.split(',').filter(|p| !p.trim().is_empty()) {
+            let (name, value) = pair
+                .split_once('=')
+                .expect("CLPIX_TEST_TUNING: name=value,...");
+            t.set(name.trim(), value.trim())
+                .expect("CLPIX_TEST_TUNING: a setting");
+        }
+    }
+    Some(t)
+}
+
+fn opencl_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
+    let tuning = with_test_programs(tuning);
+    let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
+        || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+    let engines: Vec<Engine> = match clpix::devices() {
+        Ok(list) => list
+            .iter()
+            .flat_map(|d| {
+                let other = if d.device_type == clpix::DeviceType::Cpu {
+                    clpix::KernelLayout::Coalesced
+                } else {
+                    clpix::KernelLayout::Contiguous
+                };
+                let forced = clpix::EngineConfig {
+                    layout: other,
+                    tuning: tuning.clone(),
+                    ..Default::default()
+                };
+                let auto = clpix::EngineConfig {
+                    tuning: tuning.clone(),
+                    ..Default::default()
+                };
+                let first = match tuning {
+                    None => Engine::with_device(d),
+                    Some(_) => Engine::with_device_config(d, &auto),
+                };
+                [
+                    first.unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+                    Engine::with_device_config(d, &forced)
+                        .unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+                ]
+            })
+            .collect(),
+        Err(e) if required => panic!("OpenCL is required here (CLPIX_REQUIRE_OPENCL/CI) but: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPING OpenCL parity: {e}");
+            Vec::new()
+        }
+    };
+    engines
+}
+
+/// Every OpenCL device in the coalesced (GPU) layout: PoCL runs the GPU kernels too.
+pub fn gpu_layout_engines() -> Vec<Engine> {
+    gpu_layout_engines_with(None)
+}
+
+/// [`gpu_layout_engines`] with `tuning` injected (`None`: the environment's).
+pub fn gpu_layout_engines_tuned(tuning: &clpix::tuning::Tuning) -> Vec<Engine> {
+    gpu_layout_engines_with(Some(tuning.clone()))
+}
+
+fn gpu_layout_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
+    let tuning = with_test_programs(tuning);
+    let config = clpix::EngineConfig {
+        layout: clpix::KernelLayout::Coalesced,
+        tuning,
+        ..Default::default()
+    };
+    // Through opencl_engines, which fails loudly in CI when no device is found.
+    let mut devices: Vec<clpix::DeviceInfo> = Vec::new();
+    for e in opencl_engines() {
+        if let Some(d) = e.device().filter(|d| !devices.contains(d)) {
+            devices.push(d.clone());
+        }
+    }
+    devices
+        .iter()
+        .map(|d| Engine::with_device_config(d, &config).expect("device opens"))
+        .collect()
+}
+
+/// Engines whose single buffers are capped small, so every image is processed in many parts.
+pub fn capped_opencl_engines(cap: u64) -> Vec<Engine> {
+    match clpix::devices() {
+        Ok(list) => list
+            .iter()
+            .map(|d| {
+                let config = clpix::EngineConfig {
+                    max_buffer_bytes: Some(cap),
+                    tuning: with_test_programs(None),
+                    ..Default::default()
+                };
+                Engine::with_device_config(d, &config).unwrap_or_else(|e| panic!("{}: {e}", d.name))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// An owned test image, possibly with padded rows.
+/// Whether `err` is a refusal a device may give by its documented limits, where a test forces
+/// a variant it cannot run: a single pass without 64-bit atomics (`InvalidTuning`), the f32
+/// blur where f32 denormals are flushed, the band and radius-built blur kernels on rusticl 22
+/// (`Unsupported`). Each refusal has a test of its own (tests/variants, blur_parity,
+/// tests/distrust).
+pub fn refused_there(err: &clpix::Error) -> bool {
+    match err {
+        clpix::Error::InvalidTuning { expected, .. } => expected.contains("int64"),
+        clpix::Error::DeviceLimit { what, .. } => what.contains("denormals"),
+        clpix::Error::Unsupported { what, .. } => what.contains("blur kernels"),
+        _ => false,
+    }
+}
+
+/// The tuning the environment gives (the program cache's settings, where a run sets them: CI's
+/// Intel run keeps every program it builds there, so that each is compiled once), for tests to
+/// force their variants on.
+pub fn env_tuning() -> clpix::tuning::Tuning {
+    clpix::tuning::Tuning::from_env().expect("the environment's tuning")
+}
+
+/// Tuning that builds NVIDIA's program variants with their PTX intrinsics (warp ballots,
+/// tensor products) emulated, so that their logic runs on any device.
+pub fn emulated() -> clpix::tuning::Tuning {
+    let mut t = env_tuning();
+    t.emulate_nvidia = true;
+    t
+}
