@@ -1,5 +1,6 @@
 //! Runs the demo's code on a small image with every backend and checks that every picture it
-//! writes is a valid PNG of the expected size; checks the demo's and the bench's command lines.
+//! writes is a valid PNG of the expected size, with the same pixels as rayon's; checks the
+//! demo's and the bench's command lines.
 
 mod common;
 
@@ -12,10 +13,13 @@ mod demo;
 mod bench;
 
 #[test]
-fn the_demo_writes_valid_pictures_on_every_backend() {
+fn the_demo_writes_the_same_pictures_on_every_backend() {
     let img = image::imageops::thumbnail(&demo::default_image(), 240, 135);
     let mut engines = vec![clpix::Engine::cpu()];
     engines.extend(common::opencl_engines());
+    // Each picture's pixels from rayon (the first engine), which every device must equal.
+    let mut reference: std::collections::HashMap<std::ffi::OsString, Vec<u8>> =
+        std::collections::HashMap::new();
     for (i, e) in engines.iter().enumerate() {
         let dir = std::env::temp_dir().join(format!("clpix-demo-test-{}-{i}", std::process::id()));
         let written = demo::run_demo(e, &img, &dir).expect("demo runs");
@@ -36,6 +40,18 @@ fn the_demo_writes_valid_pictures_on_every_backend() {
                 pic.width(),
                 pic.height()
             );
+            let name = p.file_name().unwrap_or_default().to_os_string();
+            let pixels = pic.into_rgba8().into_raw();
+            match reference.get(&name) {
+                None => assert_eq!(i, 0, "{}: not written by rayon", p.display()),
+                Some(want) => assert!(
+                    &pixels == want,
+                    "{} on {} differs from rayon's",
+                    p.display(),
+                    e.backend()
+                ),
+            }
+            reference.entry(name).or_insert(pixels);
         }
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -252,9 +252,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ClEngine {
     /// Held by the caller through one operation: on Mesa's rusticl 22.3 two operations in
-    /// flight at once (two threads, one engine or two) now and then gave a wrong compaction
-    /// (about 1 call in 80 with two threads), with kernels serialised and each on its own
-    /// buffers; one at a time, none in 600 (docs/design.md, "Other implementations"). Nothing
+    /// flight at once (two threads on one engine, each call on its own pooled buffers) now
+    /// and then gave a wrong compaction (1 call in 160; 2 in 480 with each kernel run alone);
+    /// one at a time, none in 480 (docs/design.md, "Other implementations"). Nothing
     /// elsewhere.
     pub(crate) fn one_call_at_a_time(&self) -> CallGuard {
         if !self.serialize_calls || HOLDS_CALL_LOCK.with(|h| h.get()) {
