@@ -262,6 +262,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn upload<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<DeviceImage> {
+        let _one = self.one_call_at_a_time();
         let input = img.into();
         check_pixel_count(input.width(), input.height())?;
         let host;
@@ -292,6 +293,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn download(&self, img: &DeviceImage) -> Result<image::RgbaImage> {
+        let _one = self.one_call_at_a_time();
         host_copy(img)
     }
 
@@ -311,6 +313,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn download_into(&self, img: &DeviceImage, out: &mut [u8]) -> Result<()> {
+        let _one = self.one_call_at_a_time();
         let len = img.width as usize * img.height as usize * 4;
         if out.len() != len {
             return Err(Error::InvalidParameter {
@@ -358,6 +361,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn upload_array(&self, data: &[u32]) -> Result<DeviceArray<u32>> {
+        let _one = self.one_call_at_a_time();
         check_array_len(data.len())?;
         let storage = match &self.backend {
             Backend::Cpu => ArrayStorage::Host(data.to_vec()),
@@ -384,6 +388,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn download_array(&self, array: &DeviceArray<u32>) -> Result<Vec<u32>> {
+        let _one = self.one_call_at_a_time();
         download(array)
     }
 
@@ -397,6 +402,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn upload_f32(&self, img: &image::Rgba32FImage) -> Result<DeviceImageF32> {
+        let _one = self.one_call_at_a_time();
         let (width, height) = img.dimensions();
         check_pixel_count(width, height)?;
         let storage = match &self.backend {
@@ -439,6 +445,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn download_f32(&self, img: &DeviceImageF32) -> Result<image::Rgba32FImage> {
+        let _one = self.one_call_at_a_time();
         download_f32(img)
     }
 
@@ -530,6 +537,17 @@ impl Engine {
                     r => r,
                 }
             }
+        }
+    }
+}
+
+impl Engine {
+    /// Held through a transfer on drivers whose operations must not overlap (rusticl: see
+    /// `ClEngine::one_call_at_a_time`); nothing elsewhere.
+    fn one_call_at_a_time(&self) -> Option<opencl::CallGuard> {
+        match &self.backend {
+            Backend::OpenCl(c) => Some(c.one_call_at_a_time()),
+            Backend::Cpu => None,
         }
     }
 }

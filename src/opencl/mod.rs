@@ -251,7 +251,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ClEngine {
-    /// Held by the caller through one operation: on Mesa's rusticl 22.3 two operations in
+    /// Held by the caller through one operation or transfer: on Mesa's rusticl 22.3 two operations in
     /// flight at once (two threads on one engine, each call on its own pooled buffers) now
     /// and then gave a wrong compaction (1 call in 160; 2 in 480 with each kernel run alone);
     /// one at a time, none in 480 (docs/design.md, "Other implementations"). Nothing
