@@ -7,7 +7,6 @@
 //! many parts on a CPU device. Its content mixes noise with runs of equal pixels and the
 //! extremes (ties, 0 and 255), as the property tests' adversarial images do.
 
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use image::RgbaImage;
 
@@ -63,11 +62,6 @@ pub(super) fn compare<T: PartialEq>(
             PROBE_SIZE.0, PROBE_SIZE.1
         )
     }))
-}
-
-/// The CPU engine the probes compare with.
-pub(super) fn cpu() -> Engine {
-    Engine::cpu()
 }
 
 /// An error for an operation a family's probe does not know (a programming error, never a

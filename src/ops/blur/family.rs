@@ -5,7 +5,7 @@ use super::GaussianBlur;
 use super::kernels::PROGRAM;
 use crate::engine::{Engine, Family};
 use crate::error::Result;
-use crate::ops::probe::{PROBE_SIZE, compare, cpu, probe_image};
+use crate::ops::probe::{PROBE_SIZE, compare, probe_image};
 
 /// The RGBA8 blur's kernels.
 pub(crate) static FAMILY: Family = Family {
@@ -33,7 +33,7 @@ fn probe(e: &Engine, _: &'static str, call: &dyn std::any::Any) -> Result<Option
     compare(
         "the blur",
         e.gaussian_blur(&img, &blur),
-        cpu().gaussian_blur(&img, &blur),
+        Engine::cpu().gaussian_blur(&img, &blur),
     )
 }
 
@@ -51,6 +51,6 @@ fn probe_f32(e: &Engine, _: &'static str, call: &dyn std::any::Any) -> Result<Op
     compare(
         "the f32 blur",
         e.gaussian_blur_f32(&img, &blur),
-        cpu().gaussian_blur_f32(&img, &blur),
+        Engine::cpu().gaussian_blur_f32(&img, &blur),
     )
 }

@@ -4,7 +4,7 @@ use super::CompactOrder;
 use super::kernels::PROGRAM;
 use crate::engine::{Engine, Family};
 use crate::error::Result;
-use crate::ops::probe::{compare, cpu, probe_image, unknown};
+use crate::ops::probe::{compare, probe_image, unknown};
 
 /// `compact.cl` and the files of its program: the compaction in scan and luminance order.
 pub(crate) static FAMILY: Family = Family {
@@ -14,7 +14,7 @@ pub(crate) static FAMILY: Family = Family {
 };
 
 fn probe(e: &Engine, operation: &'static str, _: &dyn std::any::Any) -> Result<Option<String>> {
-    let (img, cpu) = (probe_image(), cpu());
+    let (img, cpu) = (probe_image(), Engine::cpu());
     let order = match operation {
         "compact" | "compacted_image" => CompactOrder::ScanOrder,
         _ => CompactOrder::LuminanceDescending,

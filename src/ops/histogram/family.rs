@@ -3,7 +3,7 @@
 use super::kernels::PROGRAM;
 use crate::engine::{Engine, Family};
 use crate::error::Result;
-use crate::ops::probe::{compare, cpu, probe_image, unknown};
+use crate::ops::probe::{compare, probe_image, unknown};
 
 /// `histogram.cl`: the RGBA and luminance histograms.
 pub(crate) static FAMILY: Family = Family {
@@ -13,7 +13,7 @@ pub(crate) static FAMILY: Family = Family {
 };
 
 fn probe(e: &Engine, operation: &'static str, _: &dyn std::any::Any) -> Result<Option<String>> {
-    let (img, cpu) = (probe_image(), cpu());
+    let (img, cpu) = (probe_image(), Engine::cpu());
     match operation {
         "histogram_rgba" => compare(
             "the RGBA histogram",

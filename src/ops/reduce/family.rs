@@ -3,7 +3,7 @@
 use super::kernels::PROGRAM;
 use crate::engine::{Engine, Family};
 use crate::error::Result;
-use crate::ops::probe::{compare, cpu, probe_array, probe_image, unknown};
+use crate::ops::probe::{compare, probe_array, probe_image, unknown};
 use crate::spec::Extreme;
 
 /// `reduce.cl`: the extremes, the luminance statistics and the array statistics.
@@ -14,7 +14,7 @@ pub(crate) static FAMILY: Family = Family {
 };
 
 fn probe(e: &Engine, operation: &'static str, _: &dyn std::any::Any) -> Result<Option<String>> {
-    let (img, cpu) = (probe_image(), cpu());
+    let (img, cpu) = (probe_image(), Engine::cpu());
     match operation {
         "brightest" | "darkest" => {
             let which = match operation {

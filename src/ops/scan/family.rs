@@ -3,7 +3,7 @@
 use super::kernels::PROGRAM;
 use crate::engine::{Engine, Family};
 use crate::error::Result;
-use crate::ops::probe::{compare, cpu, probe_array, unknown};
+use crate::ops::probe::{compare, probe_array, unknown};
 
 /// `scan.cl` (with `lookback.cl`): the exclusive scan.
 pub(crate) static FAMILY: Family = Family {
@@ -15,7 +15,7 @@ pub(crate) static FAMILY: Family = Family {
 fn probe(e: &Engine, operation: &'static str, _: &dyn std::any::Any) -> Result<Option<String>> {
     // Small values: the scan wraps at 2^32 on every path, but its sums stay readable.
     let data: Vec<u32> = probe_array().into_iter().map(|v| v >> 16).collect();
-    let cpu = cpu().exclusive_scan(&data);
+    let cpu = Engine::cpu().exclusive_scan(&data);
     match operation {
         "exclusive_scan" => compare("the exclusive scan", e.exclusive_scan(&data), cpu),
         "exclusive_scan_device" => compare(
