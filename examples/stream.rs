@@ -7,7 +7,7 @@
 //! `cargo run --release --example stream [-- --size 4096 --frames 64 --device nvidia]`
 
 use clap::Parser;
-use clpix::{Engine, EnginePool, GaussianBlur, PinnedImage};
+use clpix::{Engine, EnginePool, GaussianBlur, PinnedImage, Resident};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -150,8 +150,19 @@ fn main() -> clpix::Result<()> {
         true => None,
         false => EnginePool::with_devices(&clpix::devices().unwrap_or_default()).ok(),
     };
+    let alone = EnginePool::from_engines(vec![match engine.device() {
+        Some(d) => Engine::with_device(d)?,
+        None => Engine::cpu(),
+    }])?;
+    // Every GPU (EnginePool::new()), where there are two or more.
+    let gpus = EnginePool::new().ok().filter(|p| p.engines().len() > 1);
     let bytes = cli.size as f64 * cli.size as f64 * 4.0 * cli.frames as f64;
     println!("engine: {}", engine.backend());
+    if let Some(p) = &gpus {
+        for e in p.engines() {
+            println!("GPU pool engine: {}", e.backend());
+        }
+    }
     if let Some(p) = &everything {
         for e in p.engines() {
             println!("pool engine: {}", e.backend());
@@ -175,12 +186,9 @@ fn main() -> clpix::Result<()> {
         }
         let want = one_engine_rows(&cli, &engine, &frames, name, bytes, &job);
         let row = |mode: &str, ms: f64, same: bool| print_row(name, mode, ms, bytes, same);
-        let alone = EnginePool::from_engines(vec![match engine.device() {
-            Some(d) => Engine::with_device(d)?,
-            None => Engine::cpu(),
-        }])?;
         for (label, pool) in [
             ("one engine", Some(&alone)),
+            ("the GPUs", gpus.as_ref()),
             ("all devices", everything.as_ref()),
         ] {
             let Some(pool) = pool else { continue };
@@ -199,7 +207,85 @@ fn main() -> clpix::Result<()> {
         }
     }
     pinned_rows(&cli, &engine, &distinct, bytes)?;
+    for (label, pool) in [("one GPU", Some(&alone)), ("the GPUs", gpus.as_ref())] {
+        if let Some(pool) = pool {
+            pinned_pool_rows(&cli, pool, label, &distinct, bytes)?;
+        }
+    }
+    copy_probe(&distinct[0]);
     alloc_probe(cli.size as usize * cli.size as usize * 4);
+    Ok(())
+}
+
+/// The host's copy bandwidth, the ceiling of a stream from pageable memory (each frame is
+/// copied once into pinned staging, then moved by DMA): a frame copied on one core and on all.
+fn copy_probe(frame: &image::RgbaImage) {
+    use rayon::prelude::*;
+    let src = frame.as_raw();
+    let mut dst = vec![0u8; src.len()];
+    dst.par_chunks_mut(1 << 20).for_each(|c| c.fill(1));
+    for (label, all) in [("one core", false), ("all cores", true)] {
+        let runs = 8;
+        let t = Instant::now();
+        for _ in 0..runs {
+            match all {
+                true => dst
+                    .par_chunks_mut(1 << 20)
+                    .zip(src.par_chunks(1 << 20))
+                    .for_each(|(d, s)| d.copy_from_slice(s)),
+                false => dst.copy_from_slice(src),
+            }
+            std::hint::black_box(&dst);
+        }
+        let secs = t.elapsed().as_secs_f64() / runs as f64;
+        println!(
+            "host copy of a {} MiB frame, {label} ({} threads): {:.1} GB/s",
+            src.len() >> 20,
+            if all { rayon::current_num_threads() } else { 1 },
+            src.len() as f64 / secs / 1e9
+        );
+    }
+}
+
+/// A pool's stream from a ring of pinned frames spread over its engines
+/// ([`EnginePool::pinned_images`], [`EnginePool::stream_resident`]): each frame runs on the
+/// engine that pinned it; the blur downloads into pinned frames of the same engine.
+fn pinned_pool_rows(
+    cli: &Cli,
+    pool: &EnginePool,
+    label: &str,
+    distinct: &[image::RgbaImage],
+    bytes: f64,
+) -> clpix::Result<()> {
+    let n = pool.engines().len();
+    // A ring of at least 2 frames an engine, each holding one of the distinct images in turn.
+    let mut ring = pool.pinned_images(distinct.len().max(2 * n), cli.size, cli.size)?;
+    for (i, p) in ring.iter_mut().enumerate() {
+        p.copy_from(&distinct[i % distinct.len()])?;
+    }
+    let frames: Vec<&PinnedImage> = (0..cli.frames).map(|i| &ring[i % ring.len()]).collect();
+    let outs: Mutex<Vec<PinnedImage>> = Mutex::new(Vec::new());
+    let blur = blur_into_pinned(&outs, cli.size);
+    let jobs: [(&str, &PinnedJob<'_>); 2] = [
+        ("brightest, pinned frames", &brightest_pinned),
+        ("blur w=8, pinned in and out", &blur),
+    ];
+    for (name, job) in jobs {
+        if !name.contains(&cli.only) {
+            continue;
+        }
+        // The results one call at a time on the first engine (plain host reads elsewhere).
+        let want: Vec<_> = frames.iter().map(|f| job(&pool.engines()[0], f)).collect();
+        for k in [2, 3, 4] {
+            let (ms, got) = time(cli.runs, || {
+                let mut out = Vec::new();
+                let _ = pool.stream_resident(frames.iter().copied(), k, job, |_, r| out.push(r));
+                out
+            });
+            let mode = format!("pool stream_resident ({k} in flight a GPU), {label}");
+            print_row(name, &mode, ms, bytes, got == want);
+        }
+    }
     Ok(())
 }
 
@@ -241,6 +327,38 @@ fn alloc_probe(bytes: usize) {
     }
 }
 
+/// The brightest pixel of a pinned frame, as a number.
+fn brightest_pinned(e: &Engine, f: &&PinnedImage) -> clpix::Result<u64> {
+    let h = e.extreme(*f, clpix::Extreme::Brightest)?;
+    Ok(((h.y as u64) << 32) | h.x as u64)
+}
+
+/// A w = 8 blur of a pinned frame, downloaded into a pinned frame of the same engine (taken
+/// from `outs`, or made), sampled.
+fn blur_into_pinned(
+    outs: &Mutex<Vec<PinnedImage>>,
+    size: u32,
+) -> impl Fn(&Engine, &&PinnedImage) -> clpix::Result<u64> + Sync + '_ {
+    move |e: &Engine, f: &&PinnedImage| {
+        let dev = e.upload(*f)?;
+        let blurred = e.gaussian_blur_device(&dev, &GaussianBlur::new(8))?;
+        let taken = outs.lock().ok().and_then(|mut o| {
+            let at = o.iter().position(|p| p.resident_on(e))?;
+            Some(o.swap_remove(at))
+        });
+        let mut out = match taken {
+            Some(o) => o,
+            None => e.pinned_image(size, size)?,
+        };
+        e.download_into(&blurred, out.as_bytes_mut())?;
+        let sum = sample(out.as_bytes());
+        if let Ok(mut o) = outs.lock() {
+            o.push(out);
+        }
+        Ok(sum)
+    }
+}
+
 /// The same streams from frames in pinned memory (a ring of them, as a camera would fill), the
 /// blur downloading into pinned frames too.
 fn pinned_rows(
@@ -257,26 +375,7 @@ fn pinned_rows(
     }
     let frames: Vec<&PinnedImage> = (0..cli.frames).map(|i| &ring[i % ring.len()]).collect();
     let outs: Mutex<Vec<PinnedImage>> = Mutex::new(Vec::new());
-    let size = cli.size;
-    let blur_pinned = |e: &Engine, f: &&PinnedImage| -> clpix::Result<u64> {
-        let dev = e.upload(*f)?;
-        let blurred = e.gaussian_blur_device(&dev, &GaussianBlur::new(8))?;
-        let taken = outs.lock().ok().and_then(|mut o| o.pop());
-        let mut out = match taken {
-            Some(o) => o,
-            None => e.pinned_image(size, size)?,
-        };
-        e.download_into(&blurred, out.as_bytes_mut())?;
-        let sum = sample(out.as_bytes());
-        if let Ok(mut o) = outs.lock() {
-            o.push(out);
-        }
-        Ok(sum)
-    };
-    let brightest_pinned = |e: &Engine, f: &&PinnedImage| -> clpix::Result<u64> {
-        let h = e.extreme(*f, clpix::Extreme::Brightest)?;
-        Ok(((h.y as u64) << 32) | h.x as u64)
-    };
+    let blur_pinned = blur_into_pinned(&outs, cli.size);
     let jobs: [(&str, &PinnedJob<'_>); 2] = [
         ("brightest, pinned frames", &brightest_pinned),
         ("blur w=8, pinned in and out", &blur_pinned),

@@ -27,7 +27,7 @@ pub use crate::ops::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::ops::compact::CompactOrder;
 pub use crate::ops::histogram::{LuminanceHistogram, RgbaHistogram};
 pub use crate::ops::reduce::{ArrayStats, LuminanceStats};
-pub use crate::pool::{DEFAULT_IN_FLIGHT, EnginePool, FrameResults};
+pub use crate::pool::{DEFAULT_IN_FLIGHT, EnginePool, FrameResults, Resident};
 pub use crate::spec::{Extreme, MAX_LUMINANCE, PixelHit, luminance};
 
 /// Kernel variants, transfers and diagnostics of an OpenCL engine, set in code and given through

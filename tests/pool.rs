@@ -5,7 +5,9 @@
 mod common;
 
 use clpix::tuning::Tuning;
-use clpix::{Border, Engine, EngineConfig, EnginePool, Error, GaussianBlur, KernelLayout};
+use clpix::{
+    Border, Engine, EngineConfig, EnginePool, Error, GaussianBlur, KernelLayout, Resident,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -334,5 +336,92 @@ fn a_panic_in_a_stream_iter_job_comes_out_of_next() {
     });
     for r in it.unwrap() {
         let _ = r;
+    }
+}
+
+/// Frames held by one engine of a pool run on that engine: images uploaded to each of two
+/// engines per device (and rayon's, which no engine holds) through `stream_resident` and
+/// `map_resident` give one engine's results in order, each on the engine that holds it; pinned
+/// frames from `pinned_images` too. Where an engine fails, its frames go to another.
+#[test]
+fn resident_frames_run_on_the_engine_that_holds_them() {
+    let imgs = frames(13);
+    let want = expected(&imgs);
+    let mut two = Vec::new();
+    for d in clpix::devices().unwrap_or_default() {
+        two.push(Engine::with_device(&d).expect("device opens"));
+        two.push(Engine::with_device(&d).expect("device opens"));
+    }
+    two.push(Engine::cpu());
+    let pool = EnginePool::from_engines(two).unwrap();
+    let n = pool.engines().len();
+    // Frame i on engine i mod n (the last, rayon's, holds nothing).
+    let held: Vec<clpix::DeviceImage> = imgs
+        .iter()
+        .enumerate()
+        .map(|(i, img)| pool.engines()[i % n].upload(img).unwrap())
+        .collect();
+    let strays = AtomicUsize::new(0);
+    let run = |e: &Engine, f: &&clpix::DeviceImage| {
+        let i = held.iter().position(|h| std::ptr::eq(h, *f)).unwrap();
+        let home = i % n;
+        if home != n - 1 && !std::ptr::eq(e, &pool.engines()[home]) {
+            strays.fetch_add(1, Ordering::Relaxed);
+        }
+        let img = e.download(f)?;
+        job(e, &img)
+    };
+    let mut got = Vec::new();
+    pool.stream_resident(held.iter(), 2, run, |_, r| got.push(r))
+        .unwrap();
+    assert_eq!(got, want);
+    let refs: Vec<&clpix::DeviceImage> = held.iter().collect();
+    assert_eq!(pool.map_resident(&refs, run), want);
+    assert_eq!(
+        strays.load(Ordering::Relaxed),
+        0,
+        "a frame ran away from home"
+    );
+    // Pinned frames spread over the engines, each filled with one image.
+    let same: Vec<image::RgbaImage> = (0..7).map(|_| imgs[1].clone()).collect();
+    let mut ring = pool
+        .pinned_images(7, imgs[1].width(), imgs[1].height())
+        .unwrap();
+    for (i, p) in ring.iter_mut().enumerate() {
+        p.copy_from(&same[i]).unwrap();
+        let pinned_by = pool.engines().iter().filter(|e| p.resident_on(e)).count();
+        assert!(pinned_by <= 1, "frame {i} pinned by {pinned_by} engines");
+    }
+    let mut got = Vec::new();
+    pool.stream_resident(
+        ring.iter(),
+        3,
+        |e, f| job(e, &e.download(&e.upload(*f)?)?),
+        |_, r| got.push(r),
+    )
+    .unwrap();
+    assert_eq!(got, expected(&same));
+    // A broken engine's frames (its histogram program missing) go to the others once it fails.
+    let cpu = Engine::cpu();
+    for broken in broken_engines() {
+        let name = broken.backend().to_string();
+        let mut all = vec![broken];
+        all.extend(engines());
+        let pool = EnginePool::from_engines(all).unwrap();
+        let held: Vec<clpix::DeviceImage> = imgs
+            .iter()
+            .enumerate()
+            .map(|(i, img)| pool.engines()[i % 2].upload(img).unwrap())
+            .collect();
+        let want: Vec<_> = imgs.iter().map(|i| cpu.histogram_rgba(i)).collect();
+        let mut got = Vec::new();
+        pool.stream_resident(
+            held.iter(),
+            2,
+            |e, f| e.histogram_rgba(*f),
+            |_, r| got.push(r),
+        )
+        .unwrap();
+        assert_eq!(got, want, "{name}");
     }
 }

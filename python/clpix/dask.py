@@ -14,7 +14,10 @@ bit for bit equal to the single-image call.
 
 Each worker process makes one engine on first use and keeps it: ``clpix.default_engine()``
 (the best device, honouring ``CLPIX_BACKEND`` and ``CLPIX_DEVICE`` on the worker), or, with
-``backend="cpu"`` / ``"opencl"`` / ``"auto"``, one engine of that kind a process.
+``backend="cpu"`` / ``"opencl"`` / ``"auto"``, one engine of that kind a process. On a host
+with several GPUs, :func:`one_device_per_worker` gives each worker process its own device
+(``client.register_plugin(clpix.dask.one_device_per_worker())`` on a ``LocalCluster`` with one
+worker per GPU), and :func:`use_device` sets it by hand.
 
 >>> import dask.array as da, numpy as np, clpix.dask
 >>> img = da.from_array(np.zeros((4096, 4096, 4), np.uint8), chunks=(1024, 1024, 4))
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import math
 import threading
+import zlib
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import dask
@@ -48,6 +52,8 @@ __all__ = [
     "histogram_rgba",
     "luminance",
     "luminance_stats",
+    "one_device_per_worker",
+    "use_device",
 ]
 
 # How many partials one combine task takes.
@@ -56,13 +62,17 @@ _U32_MAX = 2**32 - 1
 
 _engines: Dict[str, clpix.Engine] = {}
 _engines_lock = threading.Lock()
+# The engine use_device() chose for this process, if it was called.
+_device_engine: Optional[clpix.Engine] = None
 
 
 def engine(backend: Optional[str] = None) -> clpix.Engine:
-    """This process's engine: ``clpix.default_engine()`` for ``backend=None``, else one engine
-    of that backend (``"auto"``, ``"cpu"`` or ``"opencl"``), made on first use and kept."""
+    """This process's engine: for ``backend=None`` the one :func:`use_device` chose, else
+    ``clpix.default_engine()``; otherwise one engine of that backend (``"auto"``, ``"cpu"`` or
+    ``"opencl"``), made on first use and kept."""
     if backend is None:
-        return clpix.default_engine()
+        chosen = _device_engine
+        return chosen if chosen is not None else clpix.default_engine()
     e = _engines.get(backend)
     if e is None:
         with _engines_lock:
@@ -71,6 +81,60 @@ def engine(backend: Optional[str] = None) -> clpix.Engine:
                 e = clpix.Engine(backend)
                 _engines[backend] = e
     return e
+
+
+def use_device(device: Any) -> clpix.Engine:
+    """Makes this process's engine for ``backend=None`` one on ``device`` (an index into
+    ``clpix.devices()``, part of a device name, or a ``clpix.Device``) and returns it: run it on
+    a worker (``client.run(clpix.dask.use_device, 1, workers=[address])``) to pin that worker to
+    a device. A device that does not open raises, and the worker keeps its engine."""
+    global _device_engine
+    e = clpix.Engine("opencl", device)
+    with _engines_lock:
+        _device_engine = e
+    return e
+
+
+def _gpus() -> List[int]:
+    """The indices of the OpenCL GPUs and accelerators in ``clpix.devices()``."""
+    return [d.index for d in clpix.devices() if d.device_type in ("GPU", "accelerator")]
+
+
+def _worker_number(name: Any, address: str) -> int:
+    """A worker's number: its name where that is a number (``LocalCluster`` names its workers
+    0, 1, ...), else a stable hash of its address."""
+    try:
+        return int(name)
+    except (TypeError, ValueError):
+        return zlib.crc32(str(address).encode())
+
+
+def one_device_per_worker(devices: Optional[Sequence[Any]] = None) -> Any:
+    """A ``distributed`` worker plugin that gives each worker its own device: worker number n
+    (``LocalCluster`` names its workers 0, 1, ...) takes ``devices[n % len(devices)]`` through
+    :func:`use_device`. ``devices`` defaults to the worker's OpenCL GPUs and accelerators in
+    ``clpix.devices()`` order; with none, the worker keeps ``clpix.default_engine()``. Register it
+    once: ``client.register_plugin(clpix.dask.one_device_per_worker())``; workers that join
+    later take theirs as they start.
+
+    >>> cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=4)  # doctest: +SKIP
+    >>> client = distributed.Client(cluster)                                   # doctest: +SKIP
+    >>> client.register_plugin(clpix.dask.one_device_per_worker())             # doctest: +SKIP
+    """
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    chosen = None if devices is None else list(devices)
+
+    class OneDevicePerWorker(WorkerPlugin):
+        name = "clpix-one-device-per-worker"
+
+        def setup(self, worker: Any) -> None:
+            choice = chosen if chosen is not None else _gpus()
+            if choice:
+                n = _worker_number(worker.name, worker.address)
+                use_device(choice[n % len(choice)])
+
+    return OneDevicePerWorker()
 
 
 # --- inputs -------------------------------------------------------------------------------

@@ -97,6 +97,35 @@ def test_cluster_blur_large_image_in_many_chunks(client, cpu):
         same(cd.gaussian_blur(d, 9, None, border).compute(), cpu.gaussian_blur(img, 9, None, border))
 
 
+def test_one_device_per_worker(client, cpu):
+    """Each worker takes its device from the plugin (worker n: devices[n % len]), keeps it for
+    every task, and the results stay the single call's; use_device refuses a device that is not
+    there."""
+    opencl_engine()  # skips, or fails under CLPIX_REQUIRE_OPENCL=1, without a device
+    devices = [d.index for d in clpix.devices()]
+    chosen = [devices[-1], devices[0]]
+    client.register_plugin(cd.one_device_per_worker(chosen))
+    try:
+        got = client.run(lambda dask_worker: (int(dask_worker.name), cd.engine().device.index))
+        assert len(got) == 2
+        for name, index in got.values():
+            assert index == chosen[name % 2]
+        assert all(client.run(lambda: cd.engine() is not clpix.default_engine()).values())
+        img = scene(90, 70, 13)
+        d = da.from_array(img, chunks=(30, 25, 4))
+        assert cd.extreme(d, "brightest") == cpu.extreme(img, "brightest")
+        same(cd.histogram_rgba(d), cpu.histogram_rgba(img))
+        same(cd.gaussian_blur(d, 4).compute(), cpu.gaussian_blur(img, 4))
+        engines = client.run(lambda: id(cd.engine()))
+        assert client.run(lambda: id(cd.engine())) == engines
+    finally:
+        client.unregister_worker_plugin("clpix-one-device-per-worker")
+        client.run(lambda: setattr(cd, "_device_engine", None))
+    with pytest.raises(Exception, match="device"):
+        cd.use_device(len(devices) + 5)
+    assert cd.engine() is clpix.default_engine()
+
+
 # --- the local scheduler ----------------------------------------------------------------
 
 

@@ -86,6 +86,14 @@ impl PinnedImage {
         })
     }
 
+    /// The engine whose driver page-locked the memory; `None` for plain host memory.
+    pub(crate) fn owner(&self) -> Option<&Arc<ClEngine>> {
+        match &self.memory {
+            Memory::OpenCl { engine, .. } => Some(engine),
+            Memory::Host(_) => None,
+        }
+    }
+
     /// Width in pixels.
     ///
     /// ```

@@ -5,10 +5,12 @@
 //! Both give each job's result exactly as one engine would (every device computes the same
 //! bits), in the jobs' order.
 
+mod resident;
 mod results;
 mod run;
 mod schedule;
 
+pub use resident::Resident;
 pub use results::FrameResults;
 
 use crate::engine::{BackendKind, Engine};
@@ -76,6 +78,7 @@ impl Engine {
             &workers,
             frames.into_iter(),
             in_flight,
+            &|_| None,
             &job,
             &mut sink,
         );
@@ -208,6 +211,44 @@ impl EnginePool {
         I: Sync,
         R: Send,
     {
+        self.map_placed(inputs, &|_| None, &|e, i| job(e, i))
+    }
+
+    /// [`map`](Self::map) for inputs whose memory one engine of the pool holds (see
+    /// [`Resident`]): each runs on that engine (on another only if that one fails), the others
+    /// on any engine.
+    ///
+    /// ```
+    /// let pool = clpix::EnginePool::new()?;
+    /// let frames = pool.pinned_images(4, 32, 32)?;
+    /// let hits = pool.map_resident(&frames, |e, f| e.extreme(f, clpix::Extreme::Brightest));
+    /// assert_eq!(hits.len(), 4);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn map_resident<I, R>(
+        &self,
+        inputs: &[I],
+        job: impl Fn(&Engine, &I) -> Result<R> + Sync,
+    ) -> Vec<Result<R>>
+    where
+        I: Resident + Sync,
+        R: Send,
+    {
+        self.map_placed(inputs, &|i| resident::home(&self.engines, *i), &|e, i| {
+            job(e, i)
+        })
+    }
+
+    fn map_placed<I, R>(
+        &self,
+        inputs: &[I],
+        home: &dyn Fn(&&I) -> Option<usize>,
+        job: &(dyn Fn(&Engine, &I) -> Result<R> + Sync),
+    ) -> Vec<Result<R>>
+    where
+        I: Sync,
+        R: Send,
+    {
         let mut out = Vec::with_capacity(inputs.len());
         let window = inputs.len().max(1);
         let workers = self.workers(DEFAULT_IN_FLIGHT);
@@ -217,6 +258,7 @@ impl EnginePool {
             &workers,
             inputs.iter(),
             window,
+            home,
             &job,
             &mut |_, r| out.push(r),
         );
@@ -247,6 +289,75 @@ impl EnginePool {
         F: Send,
         R: Send,
     {
+        self.stream_placed(frames, in_flight, &|_| None, &job, &mut sink)
+    }
+
+    /// [`stream`](Self::stream) of frames whose memory one engine of the pool holds (see
+    /// [`Resident`]): a frame in an engine's pinned memory (from
+    /// [`pinned_images`](Self::pinned_images)) or on its device runs on that engine, at the
+    /// link's full speed; a frame no engine holds runs on any. Fill a ring of pinned frames
+    /// spread over the GPUs and stream references to them.
+    ///
+    /// ```
+    /// let pool = clpix::EnginePool::new()?;
+    /// let ring = pool.pinned_images(4, 64, 48)?;
+    /// let frames = (0..12).map(|i| &ring[i % ring.len()]);
+    /// let mut hits = Vec::new();
+    /// pool.stream_resident(frames, 2, |e, f| e.extreme(*f, clpix::Extreme::Brightest), |_, h| hits.push(h))?;
+    /// assert_eq!(hits.len(), 12);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn stream_resident<F, R>(
+        &self,
+        frames: impl IntoIterator<Item = F>,
+        in_flight: usize,
+        job: impl Fn(&Engine, &F) -> Result<R> + Sync,
+        mut sink: impl FnMut(usize, Result<R>),
+    ) -> Result<()>
+    where
+        F: Resident + Send,
+        R: Send,
+    {
+        let home = |f: &F| resident::home(&self.engines, f);
+        self.stream_placed(frames, in_flight, &home, &job, &mut sink)
+    }
+
+    /// `count` pinned frames of `width` × `height` spread over the pool's engines in turn
+    /// (frame i is [`Engine::pinned_image`] of engine i mod n): a ring for
+    /// [`stream_resident`](Self::stream_resident), each frame uploaded by DMA by the engine
+    /// that holds it.
+    ///
+    /// ```
+    /// use clpix::Resident;
+    /// let pool = clpix::EnginePool::new()?;
+    /// let ring = pool.pinned_images(4, 16, 16)?;
+    /// assert_eq!(ring.len(), 4);
+    /// assert!(ring.iter().all(|f| f.width() == 16));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn pinned_images(
+        &self,
+        count: usize,
+        width: u32,
+        height: u32,
+    ) -> Result<Vec<crate::PinnedImage>> {
+        (0..count)
+            .map(|i| self.engines[i % self.engines.len()].pinned_image(width, height))
+            .collect()
+    }
+
+    fn stream_placed<F, R>(
+        &self,
+        frames: impl IntoIterator<Item = F>,
+        in_flight: usize,
+        home: &dyn Fn(&F) -> Option<usize>,
+        job: &(dyn Fn(&Engine, &F) -> Result<R> + Sync),
+        sink: &mut dyn FnMut(usize, Result<R>),
+    ) -> Result<()>
+    where
+        F: Send,
+        R: Send,
+    {
         check_window(in_flight)?;
         let workers = self.workers(in_flight);
         let gpus = self
@@ -260,8 +371,9 @@ impl EnginePool {
             &workers,
             frames.into_iter(),
             in_flight * gpus,
-            &job,
-            &mut sink,
+            home,
+            job,
+            sink,
         );
         Ok(())
     }

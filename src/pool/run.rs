@@ -27,8 +27,9 @@ pub(crate) struct Worker {
 
 /// What the caller's thread and the workers share.
 struct State<F, R> {
-    /// Jobs not yet taken, by index.
-    pending: VecDeque<(usize, F)>,
+    /// Jobs not yet taken: index, item, and the engine that holds the item's memory, if one
+    /// does (only that engine takes it, unless it has failed).
+    pending: VecDeque<(usize, F, Option<usize>)>,
     /// Results not yet handed to the sink.
     done: BTreeMap<usize, Result<R>>,
     /// Jobs taken from the iterator so far, and whether it has ended.
@@ -61,12 +62,14 @@ impl<F, R> Shared<F, R> {
 }
 
 /// Runs `job` on every item of `items` with `workers`, at most `window` items taken and not yet
-/// given to `sink`, which receives `(index, result)` in the items' order.
+/// given to `sink`, which receives `(index, result)` in the items' order. `home` names the engine
+/// an item must run on (the one holding its memory), if any.
 pub(crate) fn run_ordered<F, R>(
     engines: &[&Engine],
     workers: &[Worker],
     items: impl Iterator<Item = F>,
     window: usize,
+    home: &dyn Fn(&F) -> Option<usize>,
     job: &(dyn Fn(&Engine, &F) -> Result<R> + Sync),
     sink: &mut dyn FnMut(usize, Result<R>),
 ) where
@@ -99,7 +102,7 @@ pub(crate) fn run_ordered<F, R>(
             let shared = &shared;
             scope.spawn(move || work(shared, engines, w, job));
         }
-        let panic = feed_and_deliver(&shared, items, window.max(1), sink);
+        let panic = feed_and_deliver(&shared, items, window.max(1), home, sink);
         let mut state = shared.lock();
         state.stop = true;
         drop(state);
@@ -124,6 +127,7 @@ fn feed_and_deliver<F, R>(
     shared: &Shared<F, R>,
     mut items: impl Iterator<Item = F>,
     window: usize,
+    home: &dyn Fn(&F) -> Option<usize>,
     sink: &mut dyn FnMut(usize, Result<R>),
 ) -> Option<Box<dyn Any + Send>> {
     let mut delivered = 0usize;
@@ -153,11 +157,14 @@ fn feed_and_deliver<F, R>(
         }
         if room {
             // Pulled outside the lock: the iterator may read a file or a camera.
-            let next = items.next();
+            let next = items.next().map(|item| {
+                let at = home(&item);
+                (item, at)
+            });
             let mut state = shared.lock();
             match next {
-                Some(item) => {
-                    state.pending.push_back((index, item));
+                Some((item, at)) => {
+                    state.pending.push_back((index, item, at));
                     state.pulled += 1;
                 }
                 None => state.exhausted = true,
@@ -168,7 +175,8 @@ fn feed_and_deliver<F, R>(
     }
 }
 
-/// A worker: takes jobs its engine should run (see `schedule`), runs them in its lane.
+/// A worker: takes the jobs whose memory its engine holds, and the others its engine should run
+/// (see `schedule`); runs them in its lane.
 fn work<F, R>(
     shared: &Shared<F, R>,
     engines: &[&Engine],
@@ -183,9 +191,14 @@ fn work<F, R>(
             return;
         }
         let ahead = state.pending.len() + usize::from(!state.exhausted);
-        let take =
-            !state.pending.is_empty() && shared.rates.admit(w.engine, ahead.max(1)) == Some(true);
-        let Some((index, item)) = take.then(|| state.pending.pop_front()).flatten() else {
+        let homed = state.pending.iter().position(|j| j.2 == Some(w.engine));
+        let pick = homed.or_else(|| {
+            // An item no engine holds, or whose engine has stopped.
+            let free = |j: &(usize, F, Option<usize>)| j.2.is_none_or(|h| shared.rates.failed(h));
+            let at = state.pending.iter().position(free)?;
+            (shared.rates.admit(w.engine, ahead.max(1)) == Some(true)).then_some(at)
+        });
+        let Some((index, item, at)) = pick.and_then(|p| state.pending.remove(p)) else {
             state = shared.wait(state);
             continue;
         };
@@ -206,7 +219,7 @@ fn work<F, R>(
                      engine: {e}",
                     engine.backend()
                 );
-                state.pending.push_front((index, item));
+                state.pending.push_front((index, item, at));
             }
             Ok(result) => {
                 if result.is_ok() {

@@ -68,88 +68,51 @@ pub(super) fn shape(kernel: BlurKernel, set: impl Fn(&mut Tuning)) -> Tuning {
     t
 }
 
-/// The GPU blur kernels built per radius: the fused kernel (built for radii 1 to 16; by
-/// default GPUs take it up to 2) with one and two blocks a work-item of one, two or four
-/// adjacent columns, with shifts and masks and with NVIDIA's byte permute (emulated); the band kernel (1 to
-/// 32; by default GPUs take it from 3 to 20) in its default shapes and two more; the
-/// radius-specialised two passes (1 to 32) by default and with 1, 2 and 4 channels a work-item
-/// of the vertical pass and 4 and 8 pixels a work-item of the horizontal pass, and with the
-/// vertical pass as an unrolled ring of rows and in blocks of 8 rows, each at a few radii that
-/// cover its shapes.
-#[test]
-pub(super) fn per_radius_blur_kernels_match_cpu() {
+/// The per-radius shapes' tunings: the vertical passes' channels and horizontal pixels.
+fn passes(c: u32, p: u32) -> Tuning {
+    shape(BlurKernel::Radius, move |t| {
+        t.blur.channels = Some(c);
+        t.blur.hpixels = Some(p);
+        t.blur.tensor = Some((false, false));
+    })
+}
+
+/// The vertical pass as a ring of rows unrolled (`rows` 0), or in blocks of `rows` rows.
+fn vertical(c: u32, rows: u32) -> Tuning {
+    shape(BlurKernel::Radius, move |t| {
+        t.blur.channels = Some(c);
+        t.blur.vrows = Some(rows);
+        t.blur.tensor = Some((false, false));
+    })
+}
+
+/// The band kernel in the shape `s` names.
+fn band_shape(s: &str) -> Tuning {
+    let b = BlurBand::parse(s).expect("a band shape");
+    shape(BlurKernel::Band, move |t| t.blur.band = Some(b))
+}
+
+/// The fused register kernel with `columns` blocks of `adjacent` columns a work-item, with
+/// NVIDIA's byte permute (emulated) or shifts and masks.
+fn blocks(columns: u32, adjacent: u32, permute: bool) -> Tuning {
+    shape(BlurKernel::Registers, move |t| {
+        t.blur.columns = Some(columns);
+        t.blur.adjacent = Some(adjacent);
+        t.blur.permute = Some(permute);
+        t.emulate_nvidia = permute;
+    })
+}
+
+/// Each shape at its radii against the CPU path: random blurs, and a strided image of two
+/// horizontal tiles and several strips of rows at the shape's largest and a middle radius.
+fn shapes_match_cpu(shapes: Vec<(Tuning, &[u32])>) {
     let cpu = Engine::cpu();
-    // The fused kernel with one and two blocks of one column a work-item, one block of 4
-    // adjacent columns and two of 2; the band kernel in its default
-    // shapes and in two more (256 work-items with one channel each; 32 rows a step, which the
-    // local memory of a GPU holds only halved at w = 25); the radius passes in their default
-    // shapes and with 1, 2 and 4 channels a work-item of the vertical pass and 4 or 8 pixels a
-    // work-item of the horizontal pass ((2, 8) and (4, 8) are no default; (1, 4) is one only
-    // for 9 <= w <= 12), those with the ring of rows in registers for the vertical pass where
-    // NVIDIA GPUs would take the tensor cores (their own test: blur_tensor_emulated). Each radius is a program of its own to build (seconds for the unrolled
-    // kernels, on each driver): each shape takes a few radii that cover it (the smallest, either
-    // side of the defaults' switches, the target's 8 and 25, the largest). About 46 programs:
-    // with 70, the GPU machine's NVIDIA and PoCL 5 drivers took over 250 s to build them.
-    let registers: &[u32] = &[1, 2, 3, 16];
-    let adjacent: &[u32] = &[1, 2, 4];
-    let band: &[u32] = &[1, 3, 8, 9, 13, 20, 32];
-    let band_more: &[u32] = &[3, 8, 25];
-    let radius: &[u32] = &[1, 8, 9, 13, 25, 32];
-    let radius_more: &[u32] = &[1, 13, 25];
-    let passes = |c: u32, p: u32| {
-        shape(BlurKernel::Radius, move |t| {
-            t.blur.channels = Some(c);
-            t.blur.hpixels = Some(p);
-            t.blur.tensor = Some((false, false));
-        })
-    };
-    // The vertical pass as a ring of rows unrolled, and in blocks of 8 rows with 1 channel.
-    let vertical = |c: u32, rows: u32| {
-        shape(BlurKernel::Radius, move |t| {
-            t.blur.channels = Some(c);
-            t.blur.vrows = Some(rows);
-            t.blur.tensor = Some((false, false));
-        })
-    };
-    let band_shape = |s: &str| {
-        let b = BlurBand::parse(s).expect("a band shape");
-        shape(BlurKernel::Band, move |t| t.blur.band = Some(b))
-    };
-    let blocks = |columns: u32, adjacent: u32, permute: bool| {
-        shape(BlurKernel::Registers, move |t| {
-            t.blur.columns = Some(columns);
-            t.blur.adjacent = Some(adjacent);
-            t.blur.permute = Some(permute);
-            t.emulate_nvidia = permute;
-        })
-    };
-    let shapes: [(Tuning, &[u32]); 16] = [
-        (blocks(1, 1, false), registers),
-        (blocks(2, 1, false), registers),
-        (blocks(1, 4, false), adjacent),
-        (blocks(2, 2, false), adjacent),
-        // NVIDIA's byte permute, emulated: the accumulators (w = 1) and the ring of rows.
-        (blocks(1, 4, true), adjacent),
-        (blocks(2, 1, true), &[2, 3]),
-        (blocks(1, 2, true), &[2]),
-        (shape(BlurKernel::Band, |_| {}), band),
-        (band_shape("256,1,4,16"), band_more),
-        (band_shape("128,2,8,32,64"), band_more),
-        (shape(BlurKernel::Radius, |_| {}), radius),
-        (passes(1, 4), radius_more),
-        (passes(2, 8), radius_more),
-        (passes(4, 8), radius_more),
-        (vertical(2, 0), radius_more),
-        (vertical(1, 8), radius_more),
-    ];
     for (tuning, radii) in shapes {
         let engines = gpu_layout_engines_tuned(&tuning);
         let engines: Vec<&Engine> = engines.iter().collect();
         let label = format!("{:?}", tuning.blur);
-        // Two radii of the shape's for the fixed image below: the largest and a middle one.
         let fixed = [radii[radii.len() - 1], radii[radii.len() / 2]];
         random_blurs_match_cpu(&engines, radii, 16, &label);
-        // Rows of two horizontal tiles, strided, several strips of rows.
         let img = make_image(1100, 270, 3, Content::Random, 11);
         for (radius, border) in [(fixed[0], Border::Reflect), (fixed[1], Border::Zero)] {
             let blur = GaussianBlur::new(radius).border(border);
@@ -163,6 +126,74 @@ pub(super) fn per_radius_blur_kernels_match_cpu() {
             }
         }
     }
+}
+
+// The GPU blur kernels built per radius, each shape at a few radii that cover it (the smallest,
+// either side of the defaults' switches, the target's 8 and 25, the largest): each radius is a
+// program of its own to build (seconds for the unrolled kernels, on each driver), so the shapes
+// are four tests that the harness runs at once. About 46 programs: with 70, the GPU machine's
+// NVIDIA and PoCL 5 drivers took over 250 s to build them.
+
+/// The fused kernel (built for radii 1 to 16; by default GPUs take it up to 2) with one and two
+/// blocks a work-item of one column, one block of 4 adjacent columns and two of 2, with shifts
+/// and masks.
+#[test]
+pub(super) fn fused_blur_kernels_match_cpu() {
+    let registers: &[u32] = &[1, 2, 3, 16];
+    let adjacent: &[u32] = &[1, 2, 4];
+    shapes_match_cpu(vec![
+        (blocks(1, 1, false), registers),
+        (blocks(2, 1, false), registers),
+        (blocks(1, 4, false), adjacent),
+        (blocks(2, 2, false), adjacent),
+    ]);
+}
+
+/// The fused kernel with NVIDIA's byte permute, emulated: the accumulators (w = 1) and the
+/// ring of rows; and the band kernel (1 to 32; by default GPUs take it from 3 to 20) in its
+/// default shapes and in two more (256 work-items with one channel each; 32 rows a step, which
+/// the local memory of a GPU holds only halved at w = 25).
+#[test]
+pub(super) fn permuted_and_band_blur_kernels_match_cpu() {
+    let adjacent: &[u32] = &[1, 2, 4];
+    let band: &[u32] = &[1, 3, 8, 9, 13, 20, 32];
+    let band_more: &[u32] = &[3, 8, 25];
+    shapes_match_cpu(vec![
+        (blocks(1, 4, true), adjacent),
+        (blocks(2, 1, true), &[2, 3]),
+        (blocks(1, 2, true), &[2]),
+        (shape(BlurKernel::Band, |_| {}), band),
+        (band_shape("256,1,4,16"), band_more),
+        (band_shape("128,2,8,32,64"), band_more),
+    ]);
+}
+
+/// The radius-specialised two passes (1 to 32) in their default shapes and with 1 channel a
+/// work-item of the vertical pass and 4 pixels a work-item of the horizontal pass ((1, 4) is a
+/// default only for 9 <= w <= 12).
+#[test]
+pub(super) fn radius_blur_passes_match_cpu() {
+    let radius: &[u32] = &[1, 8, 9, 13, 25, 32];
+    let radius_more: &[u32] = &[1, 13, 25];
+    shapes_match_cpu(vec![
+        (shape(BlurKernel::Radius, |_| {}), radius),
+        (passes(1, 4), radius_more),
+    ]);
+}
+
+/// The radius passes with 2 and 4 channels a work-item of the vertical pass and 8 pixels of the
+/// horizontal ((2, 8) and (4, 8) are no default), and the vertical pass as an unrolled ring of
+/// rows in registers (where NVIDIA GPUs would take the tensor cores: their own test,
+/// `emulated_tensor_passes_match_cpu`) and in blocks of 8 rows with 1 channel.
+#[test]
+pub(super) fn radius_blur_pass_shapes_match_cpu() {
+    let radius_more: &[u32] = &[1, 13, 25];
+    shapes_match_cpu(vec![
+        (passes(2, 8), radius_more),
+        (passes(4, 8), radius_more),
+        (vertical(2, 0), radius_more),
+        (vertical(1, 8), radius_more),
+    ]);
 }
 
 /// The register blur's byte permutes forced, not emulated: on an NVIDIA GPU they give the CPU

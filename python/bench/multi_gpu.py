@@ -1,0 +1,162 @@
+"""clpix.dask with one worker process per GPU: a size² RGBA8 image (random, persisted on the
+workers) in chunk² chunks, blurred (w = radius, σ = sigma, the result persisted on the workers)
+and blurred then histogrammed (clpix.dask.histogram_rgba of the lazy blur), on a LocalCluster of
+1 worker on one GPU and of one worker per GPU (clpix.dask.one_device_per_worker), each worker
+with --threads threads; then dask-image's gaussian_filter with the same taps on a LocalCluster
+of the host's cores (--peer-workers × --peer-threads). Prints a table of seconds (median of
+--reps) and checks that every configuration gives the same histogram.
+
+    python bench/multi_gpu.py                       # 32768² in 4096² chunks
+    python bench/multi_gpu.py --size 8192 --chunk 2048 --skip-peer
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+
+def timed(reps: int, call):
+    ts, out = [], None
+    for _ in range(reps):
+        t = time.perf_counter()
+        out = call()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts), out
+
+
+def gpu_rows(args, gpus):
+    import dask.array as da
+    from distributed import Client, LocalCluster, wait
+
+    import clpix.dask as cd
+
+    rows, hists = [], []
+    for k in sorted({1, len(gpus)}):
+        cluster = LocalCluster(
+            processes=True,
+            n_workers=k,
+            threads_per_worker=args.threads,
+            dashboard_address=None,
+            memory_limit=0,
+        )
+        client = Client(cluster)
+        try:
+            client.register_plugin(cd.one_device_per_worker(gpus[:k]))
+            devices = client.run(lambda dask_worker: (dask_worker.name, str(cd.engine().device.name), cd.engine().device.index))
+            base = da.random.default_rng(1).integers(
+                0, 256, size=(args.size, args.size, 4), dtype=np.uint8, chunks=(args.chunk, args.chunk, 4)
+            )
+            img = client.persist(base)
+            wait(img)
+
+            def blur():
+                out = client.persist(cd.gaussian_blur(img, args.radius, args.sigma, "clamp"))
+                wait(out)
+                del out
+
+            def blur_hist():
+                return cd.histogram_rgba(cd.gaussian_blur(img, args.radius, args.sigma, "clamp"))
+
+            def hist():
+                return cd.histogram_rgba(img)
+
+            blur()  # warm: programs built on every worker
+            blur_hist()
+            t_blur, _ = timed(args.reps, blur)
+            t_bh, h = timed(args.reps, blur_hist)
+            t_h, _ = timed(args.reps, hist)
+            hists.append(h)
+            label = f"{k} GPU worker{'s' if k > 1 else ''} × {args.threads} threads"
+            rows.append((label, t_blur, t_bh, t_h, sorted(devices.values())))
+            del img
+        finally:
+            client.close()
+            cluster.close()
+    same = all(np.array_equal(hists[0], h) for h in hists)
+    return rows, same
+
+
+def peer_row(args):
+    import dask.array as da
+    from dask_image.ndfilters import gaussian_filter
+    from distributed import Client, LocalCluster, wait
+
+    cluster = LocalCluster(
+        processes=True,
+        n_workers=args.peer_workers,
+        threads_per_worker=args.peer_threads,
+        dashboard_address=None,
+        memory_limit=0,
+    )
+    client = Client(cluster)
+    try:
+        base = da.random.default_rng(1).integers(
+            0, 256, size=(args.size, args.size, 4), dtype=np.uint8, chunks=(args.chunk, args.chunk, 4)
+        )
+        img = client.persist(base)
+        wait(img)
+        truncate = args.radius / args.sigma
+
+        def blur():
+            out = client.persist(
+                gaussian_filter(img, sigma=(args.sigma, args.sigma, 0), mode="nearest", truncate=truncate)
+            )
+            wait(out)
+            del out
+
+        t, _ = timed(args.peer_reps, blur)
+        return t
+    finally:
+        client.close()
+        cluster.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=32768)
+    ap.add_argument("--chunk", type=int, default=4096)
+    ap.add_argument("--radius", type=int, default=8)
+    ap.add_argument("--sigma", type=float, default=2.0)
+    ap.add_argument("--threads", type=int, default=4, help="threads of each GPU worker")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--peer-workers", type=int, default=8)
+    ap.add_argument("--peer-threads", type=int, default=max(1, (os.cpu_count() or 8) // 8))
+    ap.add_argument("--peer-reps", type=int, default=1)
+    ap.add_argument("--skip-peer", action="store_true")
+    args = ap.parse_args()
+
+    import clpix
+
+    gpus = [d.index for d in clpix.devices() if d.device_type in ("GPU", "accelerator")]
+    if not gpus:
+        print("no OpenCL GPU: nothing to measure")
+        return 1
+    print(f"{args.size}² RGBA8 in {args.chunk}² chunks, blur w={args.radius} σ={args.sigma:g}; GPUs {gpus}")
+    rows, same = gpu_rows(args, gpus)
+    print("\n| workers | blur, persisted (s) | blur + histogram (s) | histogram (s) | devices |")
+    print("|---|---|---|---|---|")
+    for label, b, bh, h, devs in rows:
+        print(f"| {label} | {b:.2f} | {bh:.2f} | {h:.2f} | {devs} |")
+    if len(rows) > 1:
+        print(
+            f"\ntwo GPUs against one: blur {rows[0][1] / rows[-1][1]:.2f}×, "
+            f"blur + histogram {rows[0][2] / rows[-1][2]:.2f}×, histogram {rows[0][3] / rows[-1][3]:.2f}×"
+        )
+    print(f"same histogram in every configuration: {'yes' if same else 'NO'}")
+    if not args.skip_peer:
+        t = peer_row(args)
+        best = rows[-1][1]
+        print(
+            f"\ndask-image gaussian_filter, {args.peer_workers} workers × {args.peer_threads} threads: "
+            f"{t:.2f} s; clpix.dask on {len(rows[-1][4])} GPU worker(s): {best:.2f} s ({t / best:.1f}×)"
+        )
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
