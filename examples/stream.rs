@@ -57,6 +57,21 @@ fn blur8(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
     Ok(sample(out.as_raw()))
 }
 
+/// The blur with its download into a host buffer that each thread reuses (pageable memory
+/// already paged in): what the transfers cost without a fresh result's page faults.
+fn blur8_reused(e: &Engine, f: &&image::RgbaImage) -> clpix::Result<u64> {
+    thread_local! {
+        static OUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let dev = e.upload(*f)?;
+    let blurred = e.gaussian_blur_device(&dev, &GaussianBlur::new(8))?;
+    OUT.with_borrow_mut(|out| {
+        out.resize(f.as_raw().len(), 0);
+        e.download_into(&blurred, out)?;
+        Ok(sample(out))
+    })
+}
+
 /// One table row: the stream's time and the frames' bytes a second each way.
 fn print_row(name: &str, mode: &str, ms: f64, bytes: f64, same: bool) {
     let same = if same { "yes" } else { "NO" };
@@ -180,6 +195,10 @@ fn main() -> clpix::Result<()> {
     for (name, job) in [
         ("brightest", brightest as Job),
         ("blur w=8 + download", blur8 as Job),
+        (
+            "blur w=8 + download into a reused buffer",
+            blur8_reused as Job,
+        ),
     ] {
         if !name.contains(&cli.only) {
             continue;
@@ -217,34 +236,49 @@ fn main() -> clpix::Result<()> {
     Ok(())
 }
 
-/// The host's copy bandwidth, the ceiling of a stream from pageable memory (each frame is
-/// copied once into pinned staging, then moved by DMA): a frame copied on one core and on all.
+/// The host's memory bandwidth, the ceiling of a stream: a frame copied on one core and on all
+/// (a pageable frame is copied once into pinned staging, then moved by DMA), read on all cores
+/// (what DMA from pinned frames asks of the host's memory) and written on all cores (DMA into
+/// pinned results).
 fn copy_probe(frame: &image::RgbaImage) {
     use rayon::prelude::*;
     let src = frame.as_raw();
     let mut dst = vec![0u8; src.len()];
     dst.par_chunks_mut(1 << 20).for_each(|c| c.fill(1));
-    for (label, all) in [("one core", false), ("all cores", true)] {
-        let runs = 8;
+    let threads = rayon::current_num_threads();
+    let runs = 8;
+    let mut rate = |label: &str, f: &mut dyn FnMut(&mut [u8])| {
         let t = Instant::now();
         for _ in 0..runs {
-            match all {
-                true => dst
-                    .par_chunks_mut(1 << 20)
-                    .zip(src.par_chunks(1 << 20))
-                    .for_each(|(d, s)| d.copy_from_slice(s)),
-                false => dst.copy_from_slice(src),
-            }
+            f(&mut dst);
             std::hint::black_box(&dst);
         }
         let secs = t.elapsed().as_secs_f64() / runs as f64;
         println!(
-            "host copy of a {} MiB frame, {label} ({} threads): {:.1} GB/s",
+            "host {label}, {} MiB frame: {:.1} GB/s of frame bytes",
             src.len() >> 20,
-            if all { rayon::current_num_threads() } else { 1 },
             src.len() as f64 / secs / 1e9
         );
-    }
+    };
+    rate("copy, one core", &mut |d| d.copy_from_slice(src));
+    rate(&format!("copy, all cores ({threads} threads)"), &mut |d| {
+        d.par_chunks_mut(1 << 20)
+            .zip(src.par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s))
+    });
+    rate(&format!("read, all cores ({threads} threads)"), &mut |_| {
+        let sum: u64 = src
+            .par_chunks(1 << 20)
+            .map(|c| {
+                let (_, words, _) = bytemuck::pod_align_to::<u8, u64>(c);
+                words.iter().fold(0u64, |a, &w| a.wrapping_add(w))
+            })
+            .reduce(|| 0, u64::wrapping_add);
+        std::hint::black_box(sum);
+    });
+    rate(&format!("write, all cores ({threads} threads)"), &mut |d| {
+        d.par_chunks_mut(1 << 20).for_each(|c| c.fill(3))
+    });
 }
 
 /// A pool's stream from a ring of pinned frames spread over its engines

@@ -1,8 +1,8 @@
 """clpix on Dask arrays: the same operations on an ``(H, W, 4)`` image chunked in H and W,
 bit for bit equal to the single-image call.
 
-- :func:`gaussian_blur` and :func:`luminance` return Dask arrays (lazy); the blur runs
-  ``map_overlap`` with a depth of ``radius`` pixels on the axes that have several chunks.
+- :func:`gaussian_blur` and :func:`luminance` return Dask arrays (lazy); the blur gives each
+  chunk ``radius`` pixels of its neighbours on the axes that have several chunks.
 - :func:`extreme`, :func:`luminance_stats`, :func:`histogram_rgba`,
   :func:`histogram_luminance`, :func:`compact` and :func:`extremes` compute per-chunk partials
   on the workers and combine them in a tree
@@ -545,6 +545,103 @@ def _blur_block(block, radius, sigma, border, backend):
     return engine(backend).gaussian_blur(block, radius, sigma, border)
 
 
+def _halo_parts(block, d0: int, d1: int):
+    """What a chunk's neighbours need of it: its first and last ``d0`` rows, first and last
+    ``d1`` columns and the four corners where they meet, as small copies (a transfer to another
+    worker moves only these)."""
+    h, w = block.shape[:2]
+    top, bottom = block[:d0], block[h - d0 :]
+    return {
+        "top": top.copy(),
+        "bottom": bottom.copy(),
+        "left": block[:, :d1].copy(),
+        "right": block[:, w - d1 :].copy(),
+        "top_left": top[:, :d1].copy(),
+        "top_right": top[:, w - d1 :].copy(),
+        "bottom_left": bottom[:, :d1].copy(),
+        "bottom_right": bottom[:, w - d1 :].copy(),
+    }
+
+
+# For each neighbour (row step, column step): the part of its halo that this chunk takes.
+_FROM_NEIGHBOUR = {
+    (-1, -1): "bottom_right",
+    (-1, 0): "bottom",
+    (-1, 1): "bottom_left",
+    (0, -1): "right",
+    (0, 1): "left",
+    (1, -1): "top_right",
+    (1, 0): "top",
+    (1, 1): "top_left",
+}
+
+
+def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
+    """Blurs ``block`` with the rows and columns of its neighbours around it (``neighbours``:
+    their halo parts, in ``_FROM_NEIGHBOUR``'s order, ``None`` where there is none) and returns
+    the chunk's own pixels of the result."""
+    parts = dict(zip(_FROM_NEIGHBOUR, neighbours))
+    top = d0 if parts[(-1, 0)] is not None else 0
+    bottom = d0 if parts[(1, 0)] is not None else 0
+    left = d1 if parts[(0, -1)] is not None else 0
+    right = d1 if parts[(0, 1)] is not None else 0
+    h, w = block.shape[:2]
+    padded = np.empty((top + h + bottom, left + w + right) + block.shape[2:], block.dtype)
+    rows = {-1: slice(0, top), 0: slice(top, top + h), 1: slice(top + h, top + h + bottom)}
+    cols = {-1: slice(0, left), 0: slice(left, left + w), 1: slice(left + w, left + w + right)}
+    padded[rows[0], cols[0]] = block
+    for step, halo in parts.items():
+        if halo is not None:
+            padded[rows[step[0]], cols[step[1]]] = halo[_FROM_NEIGHBOUR[step]]
+    out = engine(backend).gaussian_blur(padded, radius, sigma, border)
+    return out[rows[0], cols[0]]
+
+
+def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma, border, backend) -> da.Array:
+    """The blur of every chunk with ``d0`` rows and ``d1`` columns of its neighbours around it
+    (the image's far side for ``wrap``), in two tasks a chunk: one cuts the halo parts its
+    neighbours need, one assembles its own and blurs. ``map_overlap`` makes about 11 tasks a
+    chunk for the same (slices, concatenations, trims), and on a distributed cluster the tasks
+    themselves cost more than the copies."""
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    token = tokenize(img, d0, d1, wrap, radius, sigma, border, backend)
+    halo, out = "clpix-halo-" + token, "clpix-blur-" + token
+    ni, nj = len(img.chunks[0]), len(img.chunks[1])
+    dsk: Dict[Any, Any] = {}
+    for i in range(ni):
+        for j in range(nj):
+            dsk[(halo, i, j)] = (_halo_parts, (img.name, i, j, 0), d0, d1)
+
+    def neighbour(i: int, j: int, dy: int, dx: int) -> Any:
+        ii, jj = i + dy, j + dx
+        if (dy and not d0) or (dx and not d1):
+            return None
+        if wrap:
+            ii, jj = ii % ni, jj % nj
+        elif not (0 <= ii < ni and 0 <= jj < nj):
+            return None
+        return (halo, ii, jj)
+
+    for i in range(ni):
+        for j in range(nj):
+            around = [neighbour(i, j, dy, dx) for dy, dx in _FROM_NEIGHBOUR]
+            dsk[(out, i, j, 0)] = (
+                _blur_with_halo,
+                (img.name, i, j, 0),
+                around,
+                d0,
+                d1,
+                radius,
+                sigma,
+                border,
+                backend,
+            )
+    graph = HighLevelGraph.from_collections(out, dsk, dependencies=[img])
+    return da.Array(graph, out, chunks=img.chunks, dtype=img.dtype, meta=np.empty((0, 0, 0), img.dtype))
+
+
 def gaussian_blur(
     img: Any,
     radius: int,
@@ -556,20 +653,20 @@ def gaussian_blur(
     """The separable Gaussian blur of a uint8 or float32 image (lazy), equal bit for bit to
     ``clpix.gaussian_blur`` on the whole image.
 
-    Chunks overlap by ``radius`` pixels (``map_overlap``) along each axis cut into several
-    chunks (merged first where a chunk is narrower than ``radius``). At the image's edges the
-    border mode is clpix's own, applied by each edge chunk: Dask's ``boundary="none"`` for
-    clamp, reflect and zero (the edge chunk with its overlap reaches at least ``radius``
-    pixels inward, so clpix's mirror lands on the same pixels as on the whole image; Dask's
-    ``"reflect"`` repeats the edge pixel, which is NumPy's ``"symmetric"``, not clpix's
-    reflect), and ``"periodic"`` for wrap.
+    Each chunk is blurred with ``radius`` rows and columns of its neighbours around it along
+    each axis cut into several chunks (chunks narrower than ``radius`` merged first), in two
+    tasks a chunk (one cuts the strips its neighbours need, one assembles and blurs), and keeps
+    its own pixels. At the image's edges the border mode is clpix's own, applied by each edge
+    chunk: nothing is added beyond the image for clamp, reflect and zero (the edge chunk with
+    its strips reaches at least ``radius`` pixels inward, so clpix's mirror lands on the same
+    pixels as on the whole image), and the far side's strips for wrap.
     """
     img = _as_image(img, (np.uint8, np.float32))
     probe = _probe() if img.dtype == np.uint8 else _probe().astype(np.float32)
     engine(backend).gaussian_blur(probe, radius, sigma, border)  # clpix's own checks
     if img.size == 0:
         return da.zeros(img.shape, dtype=img.dtype, chunks=img.chunks)
-    depth: Dict[int, int] = {0: 0, 1: 0, 2: 0}
+    depth = [0, 0]
     chunks = list(img.chunks)
     for axis in (0, 1):
         if radius > 0 and len(chunks[axis]) > 1:
@@ -578,21 +675,11 @@ def gaussian_blur(
                 depth[axis] = radius
     if tuple(chunks) != img.chunks:
         img = img.rechunk(tuple(chunks))
-    edge = "periodic" if border == "wrap" else "none"
-    boundary = {0: edge, 1: edge, 2: "none"}
-    return da.map_overlap(
-        _blur_block,
-        img,
-        depth=depth,
-        boundary=boundary,
-        trim=True,
-        dtype=img.dtype,
-        meta=np.empty((0, 0, 0), img.dtype),
-        radius=radius,
-        sigma=sigma,
-        border=border,
-        backend=backend,
-    )
+    if depth == [0, 0]:
+        return img.map_blocks(
+            _blur_block, radius, sigma, border, backend, dtype=img.dtype, meta=np.empty((0, 0, 0), img.dtype)
+        )
+    return _overlapped_blur(img, depth[0], depth[1], border == "wrap", radius, sigma, border, backend)
 
 
 def luminance(img: Any) -> da.Array:

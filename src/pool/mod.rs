@@ -340,7 +340,7 @@ impl EnginePool {
         count: usize,
         width: u32,
         height: u32,
-    ) -> Result<Vec<crate::PinnedImage>> {
+    ) -> Result<Vec<crate::device::PinnedImage>> {
         (0..count)
             .map(|i| self.engines[i % self.engines.len()].pinned_image(width, height))
             .collect()
