@@ -291,23 +291,14 @@ fn pinned_pool_rows(
     distinct: &[image::RgbaImage],
     bytes: f64,
 ) -> clpix::Result<()> {
+    // A ring of at least 2 frames an engine.
     let n = pool.engines().len();
-    // A ring of at least 2 frames an engine, each holding one of the distinct images in turn.
-    let mut ring = pool.pinned_images(distinct.len().max(2 * n), cli.size, cli.size)?;
-    for (i, p) in ring.iter_mut().enumerate() {
-        p.copy_from(&distinct[i % distinct.len()])?;
-    }
+    let ring = pool.pinned_images(distinct.len().max(2 * n), cli.size, cli.size)?;
+    let ring = filled(ring, distinct)?;
     let frames: Vec<&PinnedImage> = (0..cli.frames).map(|i| &ring[i % ring.len()]).collect();
     let outs: Mutex<Vec<PinnedImage>> = Mutex::new(Vec::new());
     let blur = blur_into_pinned(&outs, cli.size);
-    let jobs: [(&str, &PinnedJob<'_>); 2] = [
-        ("brightest, pinned frames", &brightest_pinned),
-        ("blur w=8, pinned in and out", &blur),
-    ];
-    for (name, job) in jobs {
-        if !name.contains(&cli.only) {
-            continue;
-        }
+    for (name, job) in pinned_jobs(cli, &blur) {
         // The results one call at a time on the first engine (plain host reads elsewhere).
         let want: Vec<_> = frames.iter().map(|f| job(&pool.engines()[0], f)).collect();
         for k in [2, 3, 4] {
@@ -401,24 +392,38 @@ fn pinned_rows(
     distinct: &[image::RgbaImage],
     bytes: f64,
 ) -> clpix::Result<()> {
-    let mut ring = Vec::new();
-    for img in distinct {
-        let mut p = engine.pinned_image(img.width(), img.height())?;
-        p.copy_from(img)?;
-        ring.push(p);
-    }
+    let ring = distinct
+        .iter()
+        .map(|img| engine.pinned_image(img.width(), img.height()))
+        .collect::<clpix::Result<Vec<_>>>()?;
+    let ring = filled(ring, distinct)?;
     let frames: Vec<&PinnedImage> = (0..cli.frames).map(|i| &ring[i % ring.len()]).collect();
     let outs: Mutex<Vec<PinnedImage>> = Mutex::new(Vec::new());
-    let blur_pinned = blur_into_pinned(&outs, cli.size);
-    let jobs: [(&str, &PinnedJob<'_>); 2] = [
-        ("brightest, pinned frames", &brightest_pinned),
-        ("blur w=8, pinned in and out", &blur_pinned),
-    ];
-    for (name, job) in jobs {
-        if !name.contains(&cli.only) {
-            continue;
-        }
+    let blur = blur_into_pinned(&outs, cli.size);
+    for (name, job) in pinned_jobs(cli, &blur) {
         one_engine_rows(cli, engine, &frames, name, bytes, job);
     }
     Ok(())
+}
+
+/// `ring` with frame i holding distinct image i mod their count.
+fn filled(
+    mut ring: Vec<PinnedImage>,
+    distinct: &[image::RgbaImage],
+) -> clpix::Result<Vec<PinnedImage>> {
+    for (i, p) in ring.iter_mut().enumerate() {
+        p.copy_from(&distinct[i % distinct.len()])?;
+    }
+    Ok(ring)
+}
+
+/// The jobs on pinned frames whose names contain `--only`: brightest, and `blur`.
+fn pinned_jobs<'a>(cli: &Cli, blur: &'a PinnedJob<'a>) -> Vec<(&'static str, &'a PinnedJob<'a>)> {
+    let jobs: [(&'static str, &'a PinnedJob<'a>); 2] = [
+        ("brightest, pinned frames", &brightest_pinned),
+        ("blur w=8, pinned in and out", blur),
+    ];
+    jobs.into_iter()
+        .filter(|(name, _)| name.contains(&cli.only))
+        .collect()
 }

@@ -546,41 +546,35 @@ def _blur_block(block, radius, sigma, border, backend):
 
 
 def _halo_parts(block, d0: int, d1: int):
-    """What a chunk's neighbours need of it: its first and last ``d0`` rows, first and last
-    ``d1`` columns and the four corners where they meet, as small copies (a transfer to another
-    worker moves only these)."""
+    """What a chunk's neighbours need of it: its first and last ``d0`` rows and first and last
+    ``d1`` columns (views: a transfer to another worker serialises only their pixels)."""
     h, w = block.shape[:2]
-    top, bottom = block[:d0], block[h - d0 :]
-    return {
-        "top": top.copy(),
-        "bottom": bottom.copy(),
-        "left": block[:, :d1].copy(),
-        "right": block[:, w - d1 :].copy(),
-        "top_left": top[:, :d1].copy(),
-        "top_right": top[:, w - d1 :].copy(),
-        "bottom_left": bottom[:, :d1].copy(),
-        "bottom_right": bottom[:, w - d1 :].copy(),
-    }
+    return block[:d0], block[h - d0 :], block[:, :d1], block[:, w - d1 :]
 
 
-# For each neighbour (row step, column step): the part of its halo that this chunk takes.
-_FROM_NEIGHBOUR = {
-    (-1, -1): "bottom_right",
-    (-1, 0): "bottom",
-    (-1, 1): "bottom_left",
-    (0, -1): "right",
-    (0, 1): "left",
-    (1, -1): "top_right",
-    (1, 0): "top",
-    (1, 1): "top_left",
-}
+def _from_neighbour(parts, dy: int, dx: int, d1: int):
+    """The pixels that the chunk at (dy, dx) from this one (each −1, 0 or 1) adds around it:
+    the edge of that neighbour that faces this chunk; for a diagonal neighbour, the corner of
+    its facing row strip."""
+    top, bottom, left, right = parts
+    if dy == 0:
+        return right if dx < 0 else left
+    rows = bottom if dy < 0 else top
+    if dx == 0:
+        return rows
+    w = rows.shape[1]
+    return rows[:, w - d1 :] if dx < 0 else rows[:, :d1]
+
+
+# The neighbours of a chunk, as (row step, column step), in the order its task takes them.
+_NEIGHBOURS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
 
 
 def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
     """Blurs ``block`` with the rows and columns of its neighbours around it (``neighbours``:
-    their halo parts, in ``_FROM_NEIGHBOUR``'s order, ``None`` where there is none) and returns
-    the chunk's own pixels of the result."""
-    parts = dict(zip(_FROM_NEIGHBOUR, neighbours))
+    their halo parts, in ``_NEIGHBOURS``'s order, ``None`` where there is none) and returns the
+    chunk's own pixels of the result."""
+    parts = dict(zip(_NEIGHBOURS, neighbours))
     top = d0 if parts[(-1, 0)] is not None else 0
     bottom = d0 if parts[(1, 0)] is not None else 0
     left = d1 if parts[(0, -1)] is not None else 0
@@ -590,16 +584,16 @@ def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
     rows = {-1: slice(0, top), 0: slice(top, top + h), 1: slice(top + h, top + h + bottom)}
     cols = {-1: slice(0, left), 0: slice(left, left + w), 1: slice(left + w, left + w + right)}
     padded[rows[0], cols[0]] = block
-    for step, halo in parts.items():
+    for (dy, dx), halo in parts.items():
         if halo is not None:
-            padded[rows[step[0]], cols[step[1]]] = halo[_FROM_NEIGHBOUR[step]]
+            padded[rows[dy], cols[dx]] = _from_neighbour(halo, dy, dx, d1)
     out = engine(backend).gaussian_blur(padded, radius, sigma, border)
     return out[rows[0], cols[0]]
 
 
 def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma, border, backend) -> da.Array:
     """The blur of every chunk with ``d0`` rows and ``d1`` columns of its neighbours around it
-    (the image's far side for ``wrap``), in two tasks a chunk: one cuts the halo parts its
+    (the image's far side for ``wrap``), in two tasks a chunk: one names the edges its
     neighbours need, one assembles its own and blurs. ``map_overlap`` makes about 11 tasks a
     chunk for the same (slices, concatenations, trims), and on a distributed cluster the tasks
     themselves cost more than the copies."""
@@ -626,7 +620,7 @@ def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma,
 
     for i in range(ni):
         for j in range(nj):
-            around = [neighbour(i, j, dy, dx) for dy, dx in _FROM_NEIGHBOUR]
+            around = [neighbour(i, j, dy, dx) for dy, dx in _NEIGHBOURS]
             dsk[(out, i, j, 0)] = (
                 _blur_with_halo,
                 (img.name, i, j, 0),
@@ -655,7 +649,7 @@ def gaussian_blur(
 
     Each chunk is blurred with ``radius`` rows and columns of its neighbours around it along
     each axis cut into several chunks (chunks narrower than ``radius`` merged first), in two
-    tasks a chunk (one cuts the strips its neighbours need, one assembles and blurs), and keeps
+    tasks a chunk (one names the edges its neighbours need, one assembles and blurs), and keeps
     its own pixels. At the image's edges the border mode is clpix's own, applied by each edge
     chunk: nothing is added beyond the image for clamp, reflect and zero (the edge chunk with
     its strips reaches at least ``radius`` pixels inward, so clpix's mirror lands on the same

@@ -211,7 +211,7 @@ impl EnginePool {
         I: Sync,
         R: Send,
     {
-        self.map_placed(inputs, &|_| None, &|e, i| job(e, i))
+        self.map_placed(inputs, &|_| None, &job)
     }
 
     /// [`map`](Self::map) for inputs whose memory one engine of the pool holds (see
@@ -234,9 +234,7 @@ impl EnginePool {
         I: Resident + Sync,
         R: Send,
     {
-        self.map_placed(inputs, &|i| resident::home(&self.engines, *i), &|e, i| {
-            job(e, i)
-        })
+        self.map_placed(inputs, &|i| resident::home(&self.engines, *i), &job)
     }
 
     fn map_placed<I, R>(
