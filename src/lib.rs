@@ -17,7 +17,8 @@ mod spec;
 
 pub use crate::config::{EngineConfig, KernelLayout};
 pub use crate::device::{
-    ArrayInput, DeviceArray, DeviceImage, DeviceImageF32, ImageInput, PinnedImage,
+    AnyImage, ArrayInput, DeviceArray, DeviceImage, DeviceImageF32, ImageInput, IntoImage,
+    PinnedImage,
 };
 pub use crate::engine::{BackendInfo, BackendKind, DriverVerdict, Engine};
 pub use crate::error::{Error, Result};
@@ -25,10 +26,13 @@ pub use crate::image::ImageView;
 pub use crate::opencl::{DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord, devices};
 pub use crate::ops::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::ops::compact::CompactOrder;
+pub use crate::ops::histogram::bins::{Bins, MAX_BINS};
 pub use crate::ops::histogram::{LuminanceHistogram, RgbaHistogram};
-pub use crate::ops::reduce::{ArrayStats, LuminanceStats};
+pub use crate::ops::reduce::ArrayStats;
 pub use crate::pool::{DEFAULT_IN_FLIGHT, EnginePool, FrameResults, Resident};
-pub use crate::spec::{Extreme, MAX_LUMINANCE, PixelHit, luminance};
+pub use crate::spec::{
+    Extreme, FloatStats, Format, Hit, LuminanceStats, MAX_LUMINANCE, Pixel, PixelHit, luminance,
+};
 
 /// Kernel variants, transfers and diagnostics of an OpenCL engine, set in code and given through
 /// [`EngineConfig::tuning`]: every setting by name ([`tuning::SETTINGS`],

@@ -98,6 +98,14 @@ fn every_operation_and_variant_on_small_inputs() {
         }
     }
 
+    // Every other pixel format through the reductions, in both layouts.
+    for img in &images {
+        let expected = every_format_op(&cpu, img);
+        for e in &defaults {
+            assert_eq!(every_format_op(e, img), expected, "{} {img:?}", e.backend());
+        }
+    }
+
     let img = &images[0];
     let strip = make_image(70, 40, 4, Content::FewLevels, 4);
     // NVIDIA's scan-order compaction, emulated: the warp kernels, the single pass, and the

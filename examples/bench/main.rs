@@ -10,6 +10,7 @@ use clpix::{Engine, ImageInput};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 mod cases;
+mod formats;
 use cases::*;
 
 /// Prints a table of measured speeds: every operation on every backend (rayon and each OpenCL
@@ -70,6 +71,7 @@ pub fn op_names() -> Vec<&'static str> {
         .chain(radius_cases().iter())
         .map(|c| c.name)
         .chain(array_ops().iter().map(|o| o.name))
+        .chain(["formats"])
         .collect();
     names.dedup();
     names
@@ -233,6 +235,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{line}");
             lines.push(line);
         }
+    }
+    if named("formats") {
+        lines.extend(formats::format_rows(&engines, size, reps));
     }
     for op in array_ops() {
         if ops

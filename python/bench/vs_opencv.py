@@ -11,7 +11,9 @@ made back to back is steadier than one of two medians taken minutes apart.
 Cases: `u<w>` RGBA8 into a new array, `d<w>` RGBA8 into a reused `out=` array, `f<w>` float32
 into a new array (radius w, sigma w / 2, clamped border: OpenCV's BORDER_REPLICATE), and
 `k<d>` the darkest 1024 pixels at least d apart against the brightest (both clpix, on
-`--backend`: the ratio is darkest over brightest). OpenCV runs with its default threads, clpix
+`--backend`: the ratio is darkest over brightest); the mono frames: `b8`/`b16` the brightest
+of a uint8/uint16 frame against `cv2.minMaxLoc`, `h16` the 65,536-bin histogram of a uint16
+frame against `cv2.calcHist` and `n16` against `np.bincount`. OpenCV runs with its default threads, clpix
 with rayon's.
 """
 
@@ -47,7 +49,31 @@ def pair_up(ours, theirs, pairs: int):
     return a, b
 
 
+def mono_calls(engine, cv2, case: str, size: int):
+    """The mono-frame cases: (clpix, other), or None for another case."""
+    rng = np.random.default_rng(2)
+    m8 = rng.integers(0, 256, (size, size), dtype=np.uint8)
+    m16 = rng.integers(0, 65536, (size, size), dtype=np.uint16)
+    if case in ("b8", "b16"):
+        m = m8 if case == "b8" else m16
+        return (lambda: engine.extreme(m, "brightest"), lambda: cv2.minMaxLoc(m))
+    if case == "h16":
+        return (
+            lambda: engine.histogram_keys(m16, 65536, (0, 65535)),
+            lambda: cv2.calcHist([m16], [0], None, [65536], [0, 65536]),
+        )
+    if case == "n16":
+        return (
+            lambda: engine.histogram_keys(m16, 65536, (0, 65535)),
+            lambda: np.bincount(m16.ravel(), minlength=65536),
+        )
+    return None
+
+
 def calls(engine, cv2, case: str, img: np.ndarray, imgf: np.ndarray):
+    mono = mono_calls(engine, cv2, case, img.shape[0])
+    if mono is not None:
+        return mono
     kind, n = case[0], int(case[1:])
     if kind == "k":
         return (

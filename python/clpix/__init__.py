@@ -2,8 +2,11 @@
 
 Images are NumPy arrays of shape ``(H, W, 4)`` and dtype ``uint8`` (RGBA8; ``float32`` for
 the f32 blur), of any strides: a C-contiguous array, or one whose rows are padded or cut
-from a wider array, is read in place. Every backend gives the same results, bit for bit
-(see the specification, ``docs/SPEC.md`` of the clpix repository).
+from a wider array, is read in place. The brightest and darkest pixel, the statistics and the
+histograms with bins per call (:func:`histogram`, :func:`histogram_keys`) take every pixel
+format: ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)``
+(RGB, ``uint8`` only) or ``(H, W, 4)`` (RGBA). Every backend gives the same results, bit for
+bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
 
 >>> import numpy as np, clpix
 >>> engine = clpix.Engine()            # the best GPU, else the CPU (rayon)
@@ -19,17 +22,20 @@ engine a process made on first use. ``clpix.dask`` runs the same operations on D
 from __future__ import annotations
 
 import threading
-from typing import Optional
+from typing import Optional, Tuple, Union
 
 import numpy as np
 
 from ._clpix import (
     HIT_DTYPE,
+    MAX_BINS,
     MAX_LUMINANCE,
     MAX_RADIUS,
     ClpixError,
     Device,
     Engine,
+    FloatStats,
+    FormatHit,
     Hit,
     LuminanceStats,
     _time_rust,
@@ -39,11 +45,14 @@ from ._clpix import (
 
 __all__ = [
     "HIT_DTYPE",
+    "MAX_BINS",
     "MAX_LUMINANCE",
     "MAX_RADIUS",
     "ClpixError",
     "Device",
     "Engine",
+    "FloatStats",
+    "FormatHit",
     "Hit",
     "LuminanceStats",
     "compact",
@@ -54,6 +63,8 @@ __all__ = [
     "extreme",
     "extremes",
     "gaussian_blur",
+    "histogram",
+    "histogram_keys",
     "histogram_luminance",
     "histogram_rgba",
     "luminance",
@@ -79,15 +90,31 @@ def default_engine() -> Engine:
     return engine
 
 
-def extreme(img: np.ndarray, which: str) -> Hit:
-    """The brightest (``which="brightest"``) or darkest (``"darkest"``) pixel of an RGBA8
-    image, on the default engine (see ``Engine.extreme``)."""
+def extreme(img: np.ndarray, which: str) -> Union[Hit, FormatHit]:
+    """The brightest (``which="brightest"``) or darkest (``"darkest"``) pixel of an image of
+    any format, on the default engine (see ``Engine.extreme``): a :class:`Hit` for RGBA8, a
+    :class:`FormatHit` for the others."""
     return default_engine().extreme(img, which)
 
 
-def luminance_stats(img: np.ndarray) -> LuminanceStats:
-    """Luminance sum, count, mean, min and max on the default engine."""
+def luminance_stats(img: np.ndarray) -> Union[LuminanceStats, FloatStats]:
+    """Sum, count, mean, min and max of the keys (the luminance of colour, the value of mono)
+    of an image of any format, on the default engine: :class:`LuminanceStats` for integer
+    formats, :class:`FloatStats` for float32."""
     return default_engine().luminance_stats(img)
+
+
+def histogram(img: np.ndarray, bins: int, range: Tuple[float, float]) -> np.ndarray:
+    """The ``(channels, bins)`` uint32 histograms of each channel of an image of any format,
+    ``bins`` bins over ``range = (lo, hi)``, on the default engine (see
+    ``Engine.histogram``)."""
+    return default_engine().histogram(img, bins, range)
+
+
+def histogram_keys(img: np.ndarray, bins: int, range: Tuple[float, float]) -> np.ndarray:
+    """The ``(bins,)`` uint32 histogram of the keys of an image of any format, ``bins`` bins
+    over ``range = (lo, hi)``, on the default engine (see ``Engine.histogram_keys``)."""
+    return default_engine().histogram_keys(img, bins, range)
 
 
 def extremes(img: np.ndarray, which: str, k: int, min_distance: float = 0.0) -> np.ndarray:

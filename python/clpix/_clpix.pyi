@@ -1,6 +1,6 @@
 """Type stubs of clpix's extension module (re-exported by ``clpix``)."""
 
-from typing import Final, List, Literal, Optional, Tuple, Union
+from typing import Final, List, Literal, Optional, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -11,12 +11,18 @@ Order = Literal["scan", "luminance"]
 Which = Literal["brightest", "darkest"]
 ImageU8 = npt.NDArray[np.uint8]
 ImageF32 = npt.NDArray[np.float32]
+ImageU16 = npt.NDArray[np.uint16]
+AnyImage = Union[ImageU8, ImageU16, ImageF32]
+"""An image of any pixel format: ``uint8``, ``uint16`` or ``float32`` of shape ``(H, W)``
+(mono), ``(H, W, 3)`` (RGB8, ``uint8`` only) or ``(H, W, 4)`` (RGBA), any strides."""
 Records = np.ndarray
 """A 1-D structured array of :data:`HIT_DTYPE`: fields ``x``, ``y`` (uint32), ``luminance``
 (uint16) and ``rgba`` (4 × uint8)."""
 
 HIT_DTYPE: Final[np.dtype]
 """The records' dtype: ``[("x", "<u4"), ("y", "<u4"), ("luminance", "<u2"), ("rgba", "u1", (4,))]``."""
+MAX_BINS: Final[int]
+"""The most bins a histogram may have, 2^20."""
 MAX_LUMINANCE: Final[int]
 """The largest luminance, 1023."""
 MAX_RADIUS: Final[int]
@@ -37,7 +43,46 @@ class Hit:
     def luminance(self) -> int: ...
     @property
     def rgba(self) -> Tuple[int, int, int, int]: ...
+    @property
+    def format(self) -> Literal["rgba8"]:
+        """``"rgba8"``, as :attr:`FormatHit.format`."""
+    @property
+    def key(self) -> int:
+        """The luminance, as :attr:`FormatHit.key`."""
+    @property
+    def value(self) -> Tuple[int, int, int, int]:
+        """The RGBA, as :attr:`FormatHit.value`."""
     def __init__(self, x: int, y: int, luminance: int, rgba: Tuple[int, int, int, int]) -> None: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class FormatHit:
+    """One pixel of an image of a format other than RGBA8 (whose pixels are :class:`Hit`):
+    its ``format``, column ``x``, row ``y``, ``key`` (what it was ranked by) and ``value`` (its
+    channels). Keys: mono, the value; RGB8, the luminance ``(1023 (21 r + 72 g + 7 b)) //
+    25500`` (0..=1023); RGBA16, ``(21 r + 72 g + 7 b) // 100``; RGBA float32,
+    ``fma(0.07, b, fma(0.72, g, 0.21 r))`` in float32 (−0 as +0)."""
+
+    @property
+    def format(self) -> Literal["mono8", "mono16", "mono-f32", "rgb8", "rgba16", "rgba-f32"]: ...
+    @property
+    def x(self) -> int: ...
+    @property
+    def y(self) -> int: ...
+    @property
+    def key(self) -> Union[int, float]:
+        """An int for integer formats, a float (an f32's value) for float32."""
+    @property
+    def value(self) -> Union[Tuple[int, ...], Tuple[float, ...]]:
+        """The pixel's 1, 3 or 4 channels: ints, or floats for float32."""
+    def __init__(
+        self,
+        format: str,
+        x: int,
+        y: int,
+        key: Union[int, float],
+        value: Union[Tuple[int, ...], Tuple[float, ...]],
+    ) -> None: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -56,6 +101,25 @@ class LuminanceStats:
     @property
     def max(self) -> int: ...
     def __init__(self, sum: int, count: int, min: int, max: int) -> None: ...
+    def __eq__(self, other: object) -> bool: ...
+
+class FloatStats:
+    """Statistics of the float32 keys of an image (mono: the values; RGBA: the luminance), NaN
+    keys left out: ``sum`` (the exact sum, rounded once to float64; ±inf where infinite keys of
+    one sign are present, NaN where both), ``count`` (keys that are not NaN), ``mean``
+    (``sum / count`` in float64), ``min`` and ``max`` (float32 values, −0 as +0)."""
+
+    @property
+    def sum(self) -> float: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def mean(self) -> float: ...
+    @property
+    def min(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+    def __init__(self, sum: float, count: int, min: float, max: float) -> None: ...
     def __eq__(self, other: object) -> bool: ...
 
 class Device:
@@ -94,7 +158,9 @@ class Engine:
 
     Images are ``(H, W, 4)`` arrays of dtype ``uint8`` (RGBA8; ``float32`` for the f32 blur)
     of any strides: a C-contiguous array, or one with padded rows (pixels contiguous within a
-    row), is read in place; other layouts are copied first. The GIL is released while clpix
+    row), is read in place; other layouts are copied first. :meth:`extreme`,
+    :meth:`luminance_stats`, :meth:`histogram` and :meth:`histogram_keys` take every format
+    (:data:`AnyImage`), read in place likewise. The GIL is released while clpix
     works, so threads run in parallel; an engine may be shared between threads.
     Luminance is ``(1023 * (21 r + 72 g + 7 b)) // 25500`` (0..=1023); ties go to the smallest
     scan index ``y * W + x``.
@@ -115,11 +181,38 @@ class Engine:
     @property
     def device(self) -> Optional[Device]:
         """The OpenCL device, or None on the CPU backend."""
-    def extreme(self, img: ImageU8, which: Which) -> Hit:
-        """The pixel of largest (``"brightest"``) or smallest (``"darkest"``) luminance (ties:
-        the first in scan order). ValueError for an image without pixels or another ``which``."""
-    def luminance_stats(self, img: ImageU8) -> LuminanceStats:
-        """Sum, count, mean, min and max of the luminance."""
+    @overload
+    def extreme(self, img: ImageU8, which: Which) -> Union[Hit, FormatHit]: ...
+    @overload
+    def extreme(self, img: Union[ImageU16, ImageF32], which: Which) -> FormatHit: ...
+    def extreme(self, img: AnyImage, which: Which) -> Union[Hit, FormatHit]:
+        """The pixel of largest (``"brightest"``) or smallest (``"darkest"``) key (ties: the
+        first in scan order) of an image of any format (:data:`AnyImage`): the luminance for
+        colour, the value for mono; a float32 pixel whose key is NaN is never chosen. A
+        :class:`Hit` for RGBA8 (``(H, W, 4)`` uint8), a :class:`FormatHit` otherwise.
+        ValueError for an image without pixels (or whose every key is NaN) or another
+        ``which``; TypeError for another dtype, ValueError for another shape."""
+    @overload
+    def luminance_stats(self, img: Union[ImageU8, ImageU16]) -> LuminanceStats: ...
+    @overload
+    def luminance_stats(self, img: ImageF32) -> FloatStats: ...
+    def luminance_stats(self, img: AnyImage) -> Union[LuminanceStats, FloatStats]:
+        """Sum, count, mean, min and max of the keys (luminance for colour, value for mono) of
+        an image of any format: :class:`LuminanceStats` for integer formats,
+        :class:`FloatStats` for float32 (NaN keys left out). ValueError for an image without
+        pixels (or whose every key is NaN)."""
+    def histogram(self, img: AnyImage, bins: int, range: Tuple[float, float]) -> npt.NDArray[np.uint32]:
+        """``(channels, bins)`` uint32: ``h[c, b]`` counts the pixels whose channel c falls in
+        bin b of ``bins`` (1..=MAX_BINS) bins over ``range = (lo, hi)``; values outside the
+        range (and NaN) are not counted. Integer formats: ``lo`` and ``hi`` integers (else
+        ValueError), value v in ``lo..=hi`` goes to bin ``(v - lo) * bins // (hi - lo + 1)``.
+        float32: the bins of ``numpy.histogram(values.astype(numpy.float64), bins, range)``,
+        exactly (edges in float64; note that ``numpy.histogram`` of a float32 array itself
+        uses float32 edges, which may put a value next to an edge in the other bin). An image
+        without pixels gives zeros."""
+    def histogram_keys(self, img: AnyImage, bins: int, range: Tuple[float, float]) -> npt.NDArray[np.uint32]:
+        """``(bins,)`` uint32: the histogram of the keys (see :meth:`extreme`), with the bins
+        of :meth:`histogram`; NaN keys are not counted."""
     def extremes(self, img: ImageU8, which: Which, k: int, min_distance: float = 0.0) -> Records:
         """The k brightest (or darkest) pixels at least ``min_distance`` apart: candidates by
         luminance descending (ascending for ``"darkest"``; ties in scan order), each taken when
@@ -169,3 +262,8 @@ def _time_rust(
     engine: Engine, op: str, img: ImageU8, reps: int, threshold: int = 512, radius: int = 8
 ) -> List[float]:
     """Seconds each of ``reps`` runs of operation ``op`` took inside Rust (for the benchmark)."""
+
+def _f32_key_sum(img: ImageF32) -> Tuple[List[int], bool, bool]:
+    """The exact sum of the keys of a float32 image (NaN left out), for ``clpix.dask``:
+    ``(buckets, pos_inf, neg_inf)``; the finite keys sum to exactly
+    ``sum(s << e for e, s in enumerate(buckets)) / 2**149``."""

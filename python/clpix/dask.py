@@ -3,12 +3,17 @@ bit for bit equal to the single-image call.
 
 - :func:`gaussian_blur` and :func:`luminance` return Dask arrays (lazy); the blur gives each
   chunk ``radius`` pixels of its neighbours on the axes that have several chunks.
-- :func:`extreme`, :func:`luminance_stats`, :func:`histogram_rgba`,
-  :func:`histogram_luminance`, :func:`compact` and :func:`extremes` compute per-chunk partials
-  on the workers and combine them in a tree
+- :func:`extreme`, :func:`luminance_stats`, :func:`histogram`, :func:`histogram_keys`,
+  :func:`histogram_rgba`, :func:`histogram_luminance`, :func:`compact` and :func:`extremes`
+  compute per-chunk partials on the workers and combine them in a tree
   (global coordinates, ties to the smallest scan index ``y * W + x``); they compute at once
   with the current scheduler (a ``distributed.Client`` if one is active) and return what the
   single-image call returns.
+- :func:`extreme`, :func:`luminance_stats`, :func:`histogram` and :func:`histogram_keys` take
+  every pixel format, as the single-image calls: ``uint8``, ``uint16`` or ``float32`` arrays of
+  shape ``(H, W)``, ``(H, W, 3)`` (``uint8`` only) or ``(H, W, 4)``, chunked in H and W (the
+  float32 statistics add the chunks' exact sums and round once). The other operations take
+  RGBA8 (``(H, W, 4)`` ``uint8``; the blur also ``float32``), as their single-image calls.
 - :func:`compacted_image` returns a Dask array whose chunks are filled from the compaction.
 - :func:`exclusive_scan` scans a 1-D ``uint32`` Dask array (lazy).
 
@@ -29,9 +34,8 @@ Hit(x=0, y=0, luminance=0, rgba=(0, 0, 0, 0))
 from __future__ import annotations
 
 import math
-import threading
 import zlib
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import dask
 import dask.array as da
@@ -39,6 +43,10 @@ import numpy as np
 from dask.delayed import Delayed, delayed
 
 import clpix
+
+from . import _dask_blur
+from ._dask_engines import engine, use_device
+from . import _dask_formats as _formats
 
 __all__ = [
     "compact",
@@ -48,6 +56,8 @@ __all__ = [
     "extreme",
     "extremes",
     "gaussian_blur",
+    "histogram",
+    "histogram_keys",
     "histogram_luminance",
     "histogram_rgba",
     "luminance",
@@ -59,41 +69,6 @@ __all__ = [
 # How many partials one combine task takes.
 SPLIT_EVERY = 8
 _U32_MAX = 2**32 - 1
-
-_engines: Dict[str, clpix.Engine] = {}
-_engines_lock = threading.Lock()
-# The engine use_device() chose for this process, if it was called.
-_device_engine: Optional[clpix.Engine] = None
-
-
-def engine(backend: Optional[str] = None) -> clpix.Engine:
-    """This process's engine: for ``backend=None`` the one :func:`use_device` chose, else
-    ``clpix.default_engine()``; otherwise one engine of that backend (``"auto"``, ``"cpu"`` or
-    ``"opencl"``), made on first use and kept."""
-    if backend is None:
-        chosen = _device_engine
-        return chosen if chosen is not None else clpix.default_engine()
-    e = _engines.get(backend)
-    if e is None:
-        with _engines_lock:
-            e = _engines.get(backend)
-            if e is None:
-                e = clpix.Engine(backend)
-                _engines[backend] = e
-    return e
-
-
-def use_device(device: Any) -> clpix.Engine:
-    """Makes this process's engine for ``backend=None`` one on ``device`` (an index into
-    ``clpix.devices()``, part of a device name, or a ``clpix.Device``) and returns it: run it on
-    a worker (``client.run(clpix.dask.use_device, 1, workers=[address])``) to pin that worker to
-    a device. A device that does not open raises, and the worker keeps its engine."""
-    global _device_engine
-    e = clpix.Engine("opencl", device)
-    with _engines_lock:
-        _device_engine = e
-    return e
-
 
 def _gpus() -> List[int]:
     """The indices of the OpenCL GPUs and accelerators in ``clpix.devices()``."""
@@ -159,17 +134,7 @@ def _as_image(img: Any, dtypes: Sequence[Any] = (np.uint8,)) -> da.Array:
         raise TypeError(
             f"expected an image of shape (H, W, 4) and dtype {names}; got dtype {img.dtype}"
         )
-    if any(math.isnan(c) for axis in img.chunks for c in axis):
-        raise ValueError("the image's chunk sizes are unknown: call compute_chunk_sizes() first")
-    h, w = img.shape[:2]
-    if h * w > _U32_MAX:
-        raise ValueError(
-            f"image of {w}×{h} pixels is too large: more than u32::MAX pixels "
-            "(indices and counters are u32)"
-        )
-    if len(img.chunks[2]) != 1:
-        img = img.rechunk({2: 4})
-    return img
+    return _formats.checked(img)
 
 
 def _empty(img: da.Array) -> np.ndarray:
@@ -192,7 +157,7 @@ def _blocks(img: da.Array) -> List[Tuple[Delayed, int, int, int, int]]:
     blocks = img.to_delayed()
     ys, xs = _offsets(img.chunks[0]), _offsets(img.chunks[1])
     return [
-        (blocks[i, j, 0], y0, x0, h, w)
+        (blocks[(i, j, 0)[: img.ndim]], y0, x0, h, w)
         for i, (y0, h) in enumerate(zip(ys, img.chunks[0]))
         for j, (x0, w) in enumerate(zip(xs, img.chunks[1]))
     ]
@@ -218,36 +183,8 @@ def _reduce(img: da.Array, part: Callable[..., Any], combine: Callable[..., Any]
 
 
 # --- the brightest or darkest pixel, statistics, histograms --------------------------------
-
-
-def _extreme_part(block, y0, x0, width, darkest, backend):
-    if block.size == 0:
-        return None
-    e = engine(backend)
-    h = e.extreme(block, "darkest" if darkest else "brightest")
-    return (h.luminance, (y0 + h.y) * width + (x0 + h.x), h.rgba)
-
-
-def _brightest_of(*parts):
-    # Largest luminance, then the smallest scan index.
-    found = [p for p in parts if p is not None]
-    return max(found, key=lambda p: (p[0], -p[1])) if found else None
-
-
-def _darkest_of(*parts):
-    found = [p for p in parts if p is not None]
-    return min(found, key=lambda p: (p[0], p[1])) if found else None
-
-
-def _extreme(img: Any, darkest: bool, backend: Optional[str]) -> clpix.Hit:
-    img = _as_image(img)
-    if img.size == 0:
-        e = engine(backend)
-        return e.extreme(_empty(img), "darkest" if darkest else "brightest")
-    combine = _darkest_of if darkest else _brightest_of
-    lum, index, rgba = dask.compute(_reduce(img, _extreme_part, combine, darkest, backend))[0]
-    w = img.shape[1]
-    return clpix.Hit(index % w, index // w, lum, rgba)
+# Every format (the partials in clpix._dask_formats); histogram_rgba and histogram_luminance
+# are RGBA8's.
 
 
 def _darkest(which: str, backend: Optional[str]) -> bool:
@@ -258,39 +195,61 @@ def _darkest(which: str, backend: Optional[str]) -> bool:
     return which == "darkest"
 
 
-def extreme(img: Any, which: str, *, backend: Optional[str] = None) -> clpix.Hit:
-    """The brightest (``which="brightest"``: largest luminance) or darkest (``"darkest"``)
-    pixel, ties to the smallest scan index, as ``clpix.extreme`` on the whole image."""
-    return _extreme(img, _darkest(which, backend), backend)
+def extreme(img: Any, which: str, *, backend: Optional[str] = None) -> Any:
+    """The brightest (``which="brightest"``: largest key) or darkest (``"darkest"``) pixel of
+    an image of any format (uint8, uint16 or float32 of shape (H, W), (H, W, 3) (uint8) or
+    (H, W, 4)), ties to the smallest scan index, NaN keys never chosen, as ``clpix.extreme``
+    on the whole image: a ``clpix.Hit`` for RGBA8, a ``clpix.FormatHit`` otherwise."""
+    darkest = _darkest(which, backend)
+    img = _formats.as_any_image(img)
+    if img.size == 0:
+        return engine(backend).extreme(_empty(img), which)
+    combine = _formats.darkest_of if darkest else _formats.brightest_of
+    found = dask.compute(_reduce(img, _formats.extreme_part, combine, darkest, backend))[0]
+    return _formats.hit(img, found, which)
 
 
-def _stats_part(block, y0, x0, width, backend):
-    if block.size == 0:
-        return None
-    s = engine(backend).luminance_stats(block)
-    return (s.sum, s.count, s.min, s.max)
-
-
-def _stats_of(*parts):
-    found = [p for p in parts if p is not None]
-    if not found:
-        return None
-    return (
-        sum(p[0] for p in found),
-        sum(p[1] for p in found),
-        min(p[2] for p in found),
-        max(p[3] for p in found),
-    )
-
-
-def luminance_stats(img: Any, *, backend: Optional[str] = None) -> clpix.LuminanceStats:
+def luminance_stats(img: Any, *, backend: Optional[str] = None) -> Any:
     """Sum (exact), count, mean (``sum / count`` in float64, as clpix), min and max of the
-    luminance."""
-    img = _as_image(img)
+    keys of an image of any format, as ``clpix.luminance_stats`` on the whole image:
+    ``clpix.LuminanceStats`` for integer formats, ``clpix.FloatStats`` for float32 (NaN keys
+    left out; the chunks' exact sums added, the total rounded once)."""
+    img = _formats.as_any_image(img)
     if img.size == 0:
         return engine(backend).luminance_stats(_empty(img))
-    total, count, lo, hi = dask.compute(_reduce(img, _stats_part, _stats_of, backend))[0]
-    return clpix.LuminanceStats(total, count, lo, hi)
+    found = dask.compute(_reduce(img, _formats.stats_part, _formats.stats_of, backend))[0]
+    return _formats.stats(img, found)
+
+
+def _binned(img: Any, keys: bool, bins: int, range: Tuple[float, float], backend: Optional[str]):
+    img = _formats.as_any_image(img)
+    e = engine(backend)
+    probe = _formats.probe(img)  # clpix's own checks of the bins on the format
+    if keys:
+        e.histogram_keys(probe, bins, range)
+    else:
+        e.histogram(probe, bins, range)
+    if img.size == 0:
+        return np.zeros(_formats.histogram_shape(img, keys, bins), np.uint32)
+    args = (keys, bins, tuple(range), backend)
+    counts = dask.compute(_reduce(img, _formats.histogram_part, _sum_of, *args))[0]
+    return counts.astype(np.uint32)  # at most u32::MAX pixels (checked): every counter fits
+
+
+def histogram(
+    img: Any, bins: int, range: Tuple[float, float], *, backend: Optional[str] = None
+) -> np.ndarray:
+    """The ``(channels, bins)`` uint32 histograms of each channel of an image of any format,
+    ``bins`` bins over ``range = (lo, hi)``, summed over the chunks (as ``clpix.histogram``)."""
+    return _binned(img, False, bins, range, backend)
+
+
+def histogram_keys(
+    img: Any, bins: int, range: Tuple[float, float], *, backend: Optional[str] = None
+) -> np.ndarray:
+    """The ``(bins,)`` uint32 histogram of the keys of an image of any format, summed over the
+    chunks (as ``clpix.histogram_keys``)."""
+    return _binned(img, True, bins, range, backend)
 
 
 def _hist_part(block, y0, x0, width, which, backend):
@@ -527,115 +486,6 @@ def extremes(
 # --- blur and luminance (lazy) --------------------------------------------------------------
 
 
-def _at_least(chunks: Tuple[int, ...], m: int) -> Tuple[int, ...]:
-    """Chunks merged with their neighbours until each has at least ``m`` elements."""
-    out: List[int] = []
-    for c in chunks:
-        if out and out[-1] < m:
-            out[-1] += c
-        else:
-            out.append(c)
-    if len(out) > 1 and out[-1] < m:
-        last = out.pop()
-        out[-1] += last
-    return tuple(out)
-
-
-def _blur_block(block, radius, sigma, border, backend):
-    return engine(backend).gaussian_blur(block, radius, sigma, border)
-
-
-def _halo_parts(block, d0: int, d1: int):
-    """What a chunk's neighbours need of it: its first and last ``d0`` rows and first and last
-    ``d1`` columns (views: a transfer to another worker serialises only their pixels)."""
-    h, w = block.shape[:2]
-    return block[:d0], block[h - d0 :], block[:, :d1], block[:, w - d1 :]
-
-
-def _from_neighbour(parts, dy: int, dx: int, d1: int):
-    """The pixels that the chunk at (dy, dx) from this one (each −1, 0 or 1) adds around it:
-    the edge of that neighbour that faces this chunk; for a diagonal neighbour, the corner of
-    its facing row strip."""
-    top, bottom, left, right = parts
-    if dy == 0:
-        return right if dx < 0 else left
-    rows = bottom if dy < 0 else top
-    if dx == 0:
-        return rows
-    w = rows.shape[1]
-    return rows[:, w - d1 :] if dx < 0 else rows[:, :d1]
-
-
-# The neighbours of a chunk, as (row step, column step), in the order its task takes them.
-_NEIGHBOURS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
-
-
-def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
-    """Blurs ``block`` with the rows and columns of its neighbours around it (``neighbours``:
-    their halo parts, in ``_NEIGHBOURS``'s order, ``None`` where there is none) and returns the
-    chunk's own pixels of the result."""
-    parts = dict(zip(_NEIGHBOURS, neighbours))
-    top = d0 if parts[(-1, 0)] is not None else 0
-    bottom = d0 if parts[(1, 0)] is not None else 0
-    left = d1 if parts[(0, -1)] is not None else 0
-    right = d1 if parts[(0, 1)] is not None else 0
-    h, w = block.shape[:2]
-    padded = np.empty((top + h + bottom, left + w + right) + block.shape[2:], block.dtype)
-    rows = {-1: slice(0, top), 0: slice(top, top + h), 1: slice(top + h, top + h + bottom)}
-    cols = {-1: slice(0, left), 0: slice(left, left + w), 1: slice(left + w, left + w + right)}
-    padded[rows[0], cols[0]] = block
-    for (dy, dx), halo in parts.items():
-        if halo is not None:
-            padded[rows[dy], cols[dx]] = _from_neighbour(halo, dy, dx, d1)
-    out = engine(backend).gaussian_blur(padded, radius, sigma, border)
-    return out[rows[0], cols[0]]
-
-
-def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma, border, backend) -> da.Array:
-    """The blur of every chunk with ``d0`` rows and ``d1`` columns of its neighbours around it
-    (the image's far side for ``wrap``), in two tasks a chunk: one names the edges its
-    neighbours need, one assembles its own and blurs. ``map_overlap`` makes about 11 tasks a
-    chunk for the same (slices, concatenations, trims), and on a distributed cluster the tasks
-    themselves cost more than the copies."""
-    from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
-
-    token = tokenize(img, d0, d1, wrap, radius, sigma, border, backend)
-    halo, out = "clpix-halo-" + token, "clpix-blur-" + token
-    ni, nj = len(img.chunks[0]), len(img.chunks[1])
-    dsk: Dict[Any, Any] = {}
-    for i in range(ni):
-        for j in range(nj):
-            dsk[(halo, i, j)] = (_halo_parts, (img.name, i, j, 0), d0, d1)
-
-    def neighbour(i: int, j: int, dy: int, dx: int) -> Any:
-        ii, jj = i + dy, j + dx
-        if (dy and not d0) or (dx and not d1):
-            return None
-        if wrap:
-            ii, jj = ii % ni, jj % nj
-        elif not (0 <= ii < ni and 0 <= jj < nj):
-            return None
-        return (halo, ii, jj)
-
-    for i in range(ni):
-        for j in range(nj):
-            around = [neighbour(i, j, dy, dx) for dy, dx in _NEIGHBOURS]
-            dsk[(out, i, j, 0)] = (
-                _blur_with_halo,
-                (img.name, i, j, 0),
-                around,
-                d0,
-                d1,
-                radius,
-                sigma,
-                border,
-                backend,
-            )
-    graph = HighLevelGraph.from_collections(out, dsk, dependencies=[img])
-    return da.Array(graph, out, chunks=img.chunks, dtype=img.dtype, meta=np.empty((0, 0, 0), img.dtype))
-
-
 def gaussian_blur(
     img: Any,
     radius: int,
@@ -660,20 +510,7 @@ def gaussian_blur(
     engine(backend).gaussian_blur(probe, radius, sigma, border)  # clpix's own checks
     if img.size == 0:
         return da.zeros(img.shape, dtype=img.dtype, chunks=img.chunks)
-    depth = [0, 0]
-    chunks = list(img.chunks)
-    for axis in (0, 1):
-        if radius > 0 and len(chunks[axis]) > 1:
-            chunks[axis] = _at_least(chunks[axis], radius)
-            if len(chunks[axis]) > 1:
-                depth[axis] = radius
-    if tuple(chunks) != img.chunks:
-        img = img.rechunk(tuple(chunks))
-    if depth == [0, 0]:
-        return img.map_blocks(
-            _blur_block, radius, sigma, border, backend, dtype=img.dtype, meta=np.empty((0, 0, 0), img.dtype)
-        )
-    return _overlapped_blur(img, depth[0], depth[1], border == "wrap", radius, sigma, border, backend)
+    return _dask_blur.blur(img, radius, sigma, border, backend)
 
 
 def luminance(img: Any) -> da.Array:

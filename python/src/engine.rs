@@ -4,8 +4,9 @@ use crate::convert::{
     array_u32, hit_bytes, hits_out, image_f32, image_out, image_out_array, image_u8, ImageU8,
 };
 use crate::errors::{invalid, to_py, value_error, IntoPyResult};
-use crate::types::{Device, Hit, LuminanceStats};
-use clpix::{Border, CompactOrder, Engine, GaussianBlur, ImageView, PixelHit};
+use crate::formats::{self, any_image, ExtremeJob, HistogramJob, StatsJob};
+use crate::types::Device;
+use clpix::{Bins, Border, CompactOrder, Engine, GaussianBlur, ImageView, PixelHit};
 use numpy::{PyArray1, PyArray2, PyArray3, PyArrayDescrMethods, PyArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -135,6 +136,25 @@ fn threshold(t: i64) -> PyResult<u16> {
     u16::try_from(t).map_err(|_| invalid("threshold", t, "0..=1023"))
 }
 
+/// The bins of a histogram: `count` bins over `range`, a sequence `(lo, hi)` (clpix's own
+/// checks).
+fn histogram_bins(count: i64, range: &Bound<'_, PyAny>) -> PyResult<Bins> {
+    let count = u32::try_from(count)
+        .map_err(|_| invalid("bins", count, "1 to 1,048,576 bins (clpix.MAX_BINS)"))?;
+    let bounds: Vec<f64> = range.extract().map_err(|_| {
+        crate::errors::type_error(format!(
+            "range must be a sequence of two numbers (lo, hi); got {range}"
+        ))
+    })?;
+    match bounds[..] {
+        [lo, hi] => Bins::new(count, lo, hi).py(),
+        _ => Err(value_error(format!(
+            "range must be (lo, hi), two numbers; got {} of them",
+            bounds.len()
+        ))),
+    }
+}
+
 /// A number of pixels to select (0 or more).
 fn count(k: i64) -> PyResult<usize> {
     usize::try_from(k).map_err(|_| invalid("k", k, "a number of pixels, 0 or more"))
@@ -228,19 +248,59 @@ impl PyEngine {
     }
 
     /// The brightest or the darkest pixel (`which`: "brightest" or "darkest"; ties: the first
-    /// in scan order).
-    fn extreme(&self, py: Python<'_>, img: &Bound<'_, PyAny>, which: &str) -> PyResult<Hit> {
+    /// in scan order) of an image of any format: a `Hit` for RGBA8, a `FormatHit` otherwise.
+    fn extreme<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        which: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let which = parse_extreme(which)?;
-        let img = image_u8(img)?;
-        self.with_view(py, &img, |e, v| e.extreme(v, which))
-            .map(Hit::from)
+        let img = any_image(img)?;
+        formats::run(py, &self.engine, &img, ExtremeJob(which))?.into_py(py)
     }
 
-    /// Sum, count, mean, min and max of the luminance.
-    fn luminance_stats(&self, py: Python<'_>, img: &Bound<'_, PyAny>) -> PyResult<LuminanceStats> {
-        let img = image_u8(img)?;
-        self.with_view(py, &img, |e, v| e.luminance_stats(v))
-            .map(LuminanceStats::from)
+    /// Sum, count, mean, min and max of the keys of an image of any format: `LuminanceStats`
+    /// for integer formats, `FloatStats` for float32.
+    fn luminance_stats<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let img = any_image(img)?;
+        formats::run(py, &self.engine, &img, StatsJob)?.into_py(py)
+    }
+
+    /// Histograms of each channel of an image of any format with `bins` bins over `range`
+    /// (lo, hi): a `(channels, bins)` uint32 array.
+    fn histogram<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        bins: i64,
+        range: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        let bins = histogram_bins(bins, range)?;
+        let img = any_image(img)?;
+        let job = HistogramJob { bins, keys: false };
+        let (counts, rows) = formats::run(py, &self.engine, &img, job)?;
+        PyArray1::from_vec(py, counts).reshape([rows, bins.count() as usize])
+    }
+
+    /// The histogram of the keys of an image of any format with `bins` bins over `range`
+    /// (lo, hi): a `(bins,)` uint32 array.
+    fn histogram_keys<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        bins: i64,
+        range: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let bins = histogram_bins(bins, range)?;
+        let img = any_image(img)?;
+        let job = HistogramJob { bins, keys: true };
+        let (counts, _) = formats::run(py, &self.engine, &img, job)?;
+        Ok(PyArray1::from_vec(py, counts))
     }
 
     /// The k brightest or darkest pixels (`which`) at least `min_distance` apart (greedy), as

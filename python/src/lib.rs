@@ -5,6 +5,8 @@
 mod convert;
 mod engine;
 mod errors;
+mod formats;
+mod keysum;
 mod types;
 
 use pyo3::prelude::*;
@@ -15,12 +17,16 @@ fn _clpix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::PyEngine>()?;
     m.add_class::<types::Hit>()?;
     m.add_class::<types::LuminanceStats>()?;
+    m.add_class::<types::FormatHit>()?;
+    m.add_class::<types::FloatStats>()?;
     m.add_class::<types::Device>()?;
     m.add_function(wrap_pyfunction!(engine::devices, m)?)?;
     m.add_function(wrap_pyfunction!(engine::luminance, m)?)?;
     m.add_function(wrap_pyfunction!(engine::_time_rust, m)?)?;
+    m.add_function(wrap_pyfunction!(keysum::_f32_key_sum, m)?)?;
     m.add("ClpixError", py.get_type::<errors::ClpixError>())?;
     m.add("HIT_DTYPE", convert::hit_dtype(py)?)?;
+    m.add("MAX_BINS", clpix::MAX_BINS)?;
     m.add("MAX_LUMINANCE", clpix::MAX_LUMINANCE)?;
     m.add("MAX_RADIUS", clpix::MAX_RADIUS)?;
     Ok(())

@@ -14,6 +14,7 @@ import dask  # noqa: E402
 
 import clpix  # noqa: E402
 import clpix.dask as cd  # noqa: E402
+import clpix._dask_engines as clpix_engines  # noqa: E402
 from conftest import opencl_engine  # noqa: E402
 from images import few_values, random_image, scene  # noqa: E402
 
@@ -82,6 +83,23 @@ def test_cluster_equals_single_call(client, cpu, backend):
     assert set(kinds.values()) == ({"opencl"} if backend == "opencl" else {clpix.default_engine().kind})
 
 
+def test_cluster_every_format(client, cpu):
+    """Records of every format travel between processes; float32 sums stay exact."""
+    rng = np.random.default_rng(21)
+    imgs = [
+        rng.integers(0, 65536, (61, 47), dtype=np.uint16),
+        rng.integers(0, 256, (61, 47, 3), dtype=np.uint8),
+        (rng.normal(0, 1, (61, 47, 4)) * 10.0 ** rng.integers(-30, 30, (61, 47, 4))).astype(np.float32),
+    ]
+    for img in imgs:
+        d = da.from_array(img, chunks=(13, 11) + img.shape[2:])
+        for which in ("brightest", "darkest"):
+            assert repr(cd.extreme(d, which)) == repr(cpu.extreme(img, which))
+        assert repr(cd.luminance_stats(d)) == repr(cpu.luminance_stats(img))
+        same(cd.histogram(d, 100, (0, 1000)), cpu.histogram(img, 100, (0, 1000)))
+        same(cd.histogram_keys(d, 7, (3, 60000)), cpu.histogram_keys(img, 7, (3, 60000)))
+
+
 def test_each_worker_keeps_one_engine(client):
     first = client.run(lambda: id(cd.engine()))
     d = da.from_array(scene(64, 64, 3), chunks=(16, 16, 4))
@@ -120,7 +138,7 @@ def test_one_device_per_worker(client, cpu):
         assert client.run(lambda: id(cd.engine())) == engines
     finally:
         client.unregister_worker_plugin("clpix-one-device-per-worker")
-        client.run(lambda: setattr(cd, "_device_engine", None))
+        client.run(lambda: setattr(clpix_engines, "_device_engine", None))
     with pytest.raises(Exception, match="device"):
         cd.use_device(len(devices) + 5)
     assert cd.engine() is clpix.default_engine()
@@ -204,10 +222,12 @@ def test_laziness(local):
 
 def test_errors(local):
     d = da.from_array(random_image(10, 10, 1), chunks=(5, 5, 4))
-    with pytest.raises(TypeError, match="dtype uint8"):
+    with pytest.raises(TypeError, match="got dtype int16"):
         cd.extreme(d.astype(np.int16), "brightest")
+    with pytest.raises(TypeError, match="dtype uint8"):
+        cd.compact(d.astype(np.uint16), 3)
     with pytest.raises(ValueError, match=r"shape \(H, W, 4\)"):
-        cd.extreme(d[..., :3], "brightest")
+        cd.compact(d[..., :3], 3)  # RGB8 is for extreme, luminance_stats and histograms
     with pytest.raises(TypeError, match="dask.array.Array"):
         cd.extreme([[1, 2, 3, 4]], "brightest")
     with pytest.raises(ValueError, match="invalid threshold = 1024"):

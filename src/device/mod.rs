@@ -3,12 +3,15 @@
 //!
 //! This layer sits above the OpenCL layer (`crate::opencl`): a device image owns its buffers.
 
+mod any;
 mod array;
 mod image;
 mod image_f32;
 mod parts;
 mod pinned;
 
+pub(crate) use any::Any;
+pub use any::{AnyImage, IntoImage};
 pub use array::{ArrayInput, DeviceArray};
 pub(crate) use array::{ArrayStorage, PooledBuffer, check_array_len, download};
 pub use image::{DeviceImage, ImageInput};

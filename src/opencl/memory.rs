@@ -391,6 +391,8 @@ pub(crate) enum ScratchKind {
     BlurIntermediate,
     /// The inverted copy of a device image that `darkest_k` compacts.
     InvertedImage,
+    /// Per-group partial results larger than the partials buffer holds (the f32 statistics).
+    GroupPartials,
 }
 
 impl ScratchKind {
@@ -407,6 +409,7 @@ impl ScratchKind {
             ScratchKind::CompactedIndices => "compacted indices",
             ScratchKind::BlurIntermediate => "blur intermediate",
             ScratchKind::InvertedImage => "an inverted image part",
+            ScratchKind::GroupPartials => "per-group partial results",
         }
     }
 }

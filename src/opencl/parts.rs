@@ -3,7 +3,7 @@
 
 use super::ClEngine;
 use crate::error::{Error, Result};
-use crate::image::ImageView;
+use crate::image::{ImageView, RawView};
 use opencl3::memory::Buffer;
 use opencl3::types::CL_BLOCKING;
 
@@ -11,7 +11,11 @@ impl ClEngine {
     /// How an image of `width`×`height` is cut so that each part fits one buffer: runs of whole
     /// rows when a row fits, else segments of single rows. Parts are in scan order.
     pub(crate) fn part_ranges(&self, width: u32, height: u32) -> Vec<PartRange> {
-        let cap_px = (self.max_buffer_bytes / 4).max(1);
+        self.part_ranges_of(width, height, (self.max_buffer_bytes / 4).max(1))
+    }
+
+    /// [`part_ranges`](Self::part_ranges) with at most `cap_px` pixels a part.
+    pub(crate) fn part_ranges_of(&self, width: u32, height: u32, cap_px: u64) -> Vec<PartRange> {
         let w = width as u64;
         if w == 0 || height == 0 {
             return Vec::new();
@@ -129,6 +133,67 @@ impl ClEngine {
         }
         bytes.copy_from_slice(bytemuck::cast_slice(&words));
         Ok(())
+    }
+}
+
+impl ClEngine {
+    /// Calls `f` with each part of `view` (any format) packed into a buffer of u32 words, the
+    /// part's bytes followed by zeros up to a whole number of `chunk` bytes (a multiple of 4):
+    /// kernels that read whole chunks read no byte outside the buffer and no undefined one.
+    pub(crate) fn for_each_raw_part(
+        &self,
+        view: &RawView<'_>,
+        chunk: usize,
+        mut f: impl FnMut(&Buffer<u32>, PartRange) -> Result<()>,
+    ) -> Result<()> {
+        let bpp = view.format.bytes_per_pixel() as u64;
+        let cap = (self.max_buffer_bytes.saturating_sub(chunk as u64) / bpp).max(1);
+        let ranges = self.part_ranges_of(view.width, view.height, cap);
+        let words_of = |r: &PartRange| (r.pixels() * bpp as usize).div_ceil(chunk) * chunk / 4;
+        let Some(largest) = ranges.iter().map(words_of).max() else {
+            return Ok(());
+        };
+        let mut buffer = self.image_buffer::<u32>(largest, "an image part")?;
+        let mut packed: Vec<u32> = Vec::new();
+        let result = ranges.iter().try_for_each(|r| {
+            let (bytes, words) = (r.pixels() * bpp as usize, words_of(r));
+            let start = (r.first_pixel(view.width) * bpp) as usize;
+            let direct = view
+                .packed_bytes()
+                .map(|b| &b[start..start + bytes - bytes % chunk])
+                .and_then(|b| bytemuck::try_cast_slice::<u8, u32>(b).ok())
+                .filter(|_| self.vendor != super::Vendor::Oclgrind);
+            match direct {
+                // The whole chunks where they are, the last one padded here.
+                Some(main) => {
+                    self.write(&mut buffer, 0, main)?;
+                    if words > main.len() {
+                        let mut tail = vec![0u32; words - main.len()];
+                        let from = start + main.len() * 4;
+                        let src = &view.packed_bytes().unwrap_or_default()[from..start + bytes];
+                        bytemuck::cast_slice_mut::<u32, u8>(&mut tail)[..src.len()]
+                            .copy_from_slice(src);
+                        self.write(&mut buffer, main.len(), &tail)?;
+                    }
+                }
+                // Rows packed here (padded rows, a segment of a row, or Oclgrind: see
+                // `write_range`).
+                None => {
+                    packed.clear();
+                    packed.resize(words, 0);
+                    let out = bytemuck::cast_slice_mut::<u32, u8>(&mut packed);
+                    let (x0, cols) = (r.x0 as usize * bpp as usize, r.cols as usize * bpp as usize);
+                    for (k, row) in (r.first_row..r.first_row + r.rows).enumerate() {
+                        out[k * cols..(k + 1) * cols]
+                            .copy_from_slice(&view.row(row)[x0..x0 + cols]);
+                    }
+                    self.write(&mut buffer, 0, &packed)?;
+                }
+            }
+            f(&buffer, *r)
+        });
+        self.give_image_buffer(largest, buffer);
+        result
     }
 }
 

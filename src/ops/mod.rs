@@ -14,9 +14,11 @@ mod warm_up;
 use crate::opencl::ProgramId;
 
 /// Every program the operations declare.
-pub(crate) const PROGRAMS: [ProgramId; 6] = [
+pub(crate) const PROGRAMS: [ProgramId; 8] = [
     reduce::kernels::PROGRAM,
+    reduce::kernels::TYPED_PROGRAM,
     histogram::kernels::PROGRAM,
+    histogram::kernels::TYPED_PROGRAM,
     scan::kernels::PROGRAM,
     compact::kernels::PROGRAM,
     blur::kernels::PROGRAM,
@@ -118,6 +120,11 @@ mod tests {
         let mut found = std::collections::BTreeSet::new();
         for dir in std::fs::read_dir(&root).unwrap() {
             let dir = dir.unwrap().path();
+            // Top-level headers are programs' files too (`formats.h`), but for `common.h`,
+            // which every program pastes first.
+            if dir.is_file() && !dir.ends_with("common.h") {
+                found.insert(dir.file_name().unwrap().to_string_lossy().to_string());
+            }
             if dir.is_dir() {
                 for f in std::fs::read_dir(&dir).unwrap() {
                     let f = f.unwrap().path();

@@ -8,6 +8,8 @@
 //! extremes (ties, 0 and 255), as the property tests' adversarial images do.
 
 use crate::error::{Error, Result};
+use crate::image::RawView;
+use crate::spec::Format;
 use image::RgbaImage;
 
 /// The probes' image size.
@@ -72,4 +74,74 @@ pub(super) fn unknown(operation: &'static str) -> Error {
         operation,
         "an operation of the kernel family",
     )
+}
+
+/// The probe image of `format`, as bytes: the RGBA8 probe's noise widened to the format, with
+/// its runs of one colour (ties), white and black; f32 formats add NaN, ±infinity, −0 and a
+/// denormal.
+fn probe_bytes(format: Format) -> Vec<u8> {
+    let img = probe_image();
+    let mut out = Vec::new();
+    for (i, p) in img.pixels().enumerate() {
+        let [r, g, b, a] = p.0;
+        let wide = |c: u8| (c as u16) << 8 | (i as u16 & 0xff);
+        let float = |c: u8| match i % 97 {
+            3 => f32::NAN,
+            5 => f32::INFINITY,
+            7 => f32::NEG_INFINITY,
+            11 => -0.0,
+            13 => f32::from_bits(3),
+            _ => (c as f32 - 100.0) / 7.0,
+        };
+        match format {
+            Format::Luma8 => out.push(g),
+            Format::Luma16 => out.extend(wide(g).to_ne_bytes()),
+            Format::LumaF32 => out.extend(float(g).to_ne_bytes()),
+            Format::Rgb8 => out.extend([r, g, b]),
+            Format::Rgba8 => out.extend([r, g, b, a]),
+            Format::Rgba16 => {
+                for c in [r, g, b, a] {
+                    out.extend(wide(c).to_ne_bytes());
+                }
+            }
+            Format::RgbaF32 => {
+                for c in [float(r), g as f32 / 255.0, b as f32 * 1e-40, a as f32] {
+                    out.extend(c.to_ne_bytes());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The probe image of a format, in u32 words (aligned for every channel size).
+pub(super) struct ProbeRaw {
+    words: Vec<u32>,
+    bytes: usize,
+    format: Format,
+}
+
+impl ProbeRaw {
+    pub(super) fn view(&self) -> RawView<'_> {
+        let (w, h) = PROBE_SIZE;
+        RawView {
+            data: &bytemuck::cast_slice(&self.words)[..self.bytes],
+            width: w,
+            height: h,
+            stride: w as usize * self.format.bytes_per_pixel(),
+            format: self.format,
+        }
+    }
+}
+
+/// [`probe_bytes`] of `format`, as [`ProbeRaw`].
+pub(super) fn probe_raw(format: Format) -> ProbeRaw {
+    let bytes = probe_bytes(format);
+    let mut words = vec![0u32; bytes.len().div_ceil(4)];
+    bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..bytes.len()].copy_from_slice(&bytes);
+    ProbeRaw {
+        words,
+        bytes: bytes.len(),
+        format,
+    }
 }

@@ -3,10 +3,13 @@
 
 mod hit;
 mod luminance;
+mod pixel;
 
 pub use hit::PixelHit;
 pub(crate) use luminance::luma_u32;
 pub use luminance::{MAX_LUMINANCE, luminance};
+pub use pixel::{FloatStats, Format, Hit, LuminanceStats, Pixel, RawHit, RawStats};
+pub(crate) use pixel::{f32_of_order, order_of_f32, pixel_of_bytes, rgba_f32_key};
 
 /// Which end of the luminance order: the brightest pixels (largest luminance first) or the
 /// darkest (smallest first). Ties go to the first pixel in scan order either way.

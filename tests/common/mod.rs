@@ -483,3 +483,63 @@ pub fn kernel_dir_copy(label: &str, edit: impl Fn(&str, &mut String)) -> std::pa
     }
     dir
 }
+
+/// The reductions of every other pixel format on one image made from `img`'s pixels (mono8 its
+/// green, mono16 green and red, mono f32 with NaN, ±inf, −0 and denormals among its values,
+/// RGB8, RGBA16, RGBA f32), each result (value or error) as text.
+pub fn every_format_op(e: &Engine, img: &TestImage) -> Vec<String> {
+    use clpix::Extreme::{Brightest, Darkest};
+    use image::{ImageBuffer, Luma, Rgb, Rgba};
+    let rgba = img.to_image();
+    let (w, h) = rgba.dimensions();
+    let special = |x: u32, y: u32, c: u8| match (x * 7 + y * 3) % 23 {
+        0 => f32::NAN,
+        1 => f32::INFINITY,
+        2 => f32::NEG_INFINITY,
+        3 => -0.0,
+        4 => f32::from_bits(c as u32 + 1),
+        _ => (c as f32 - 127.0) / 3.0,
+    };
+    let px = |x, y| rgba.get_pixel(x, y).0;
+    let m8 = ImageBuffer::from_fn(w, h, |x, y| Luma([px(x, y)[1]]));
+    let m16 = ImageBuffer::from_fn(w, h, |x, y| {
+        Luma([u16::from_le_bytes([px(x, y)[0], px(x, y)[1]])])
+    });
+    let mf = ImageBuffer::from_fn(w, h, |x, y| Luma([special(x, y, px(x, y)[1])]));
+    let rgb = ImageBuffer::from_fn(w, h, |x, y| Rgb([px(x, y)[0], px(x, y)[1], px(x, y)[2]]));
+    let r16 = ImageBuffer::from_fn(w, h, |x, y| {
+        Rgba(px(x, y).map(|c| ((c as u16) * 257) ^ (x as u16)))
+    });
+    let rf = ImageBuffer::from_fn(w, h, |x, y| {
+        let p = px(x, y);
+        Rgba([
+            special(x, y, p[0]),
+            p[1] as f32 / 255.0,
+            p[2] as f32,
+            p[3] as f32,
+        ])
+    });
+    let mut out = Vec::new();
+    let int_bins = clpix::Bins::new(37, 3.0, 60_000.0).expect("bins");
+    let few_bins = clpix::Bins::new(5, 10.0, 200.0).expect("bins");
+    let f32_bins = clpix::Bins::new(37, -20.0, 20.0).expect("bins");
+    macro_rules! ops {
+        ($($img:expr, $bins:expr);*) => {$(
+            out.push(format!("{:?}", e.extreme(&$img, Brightest)));
+            out.push(format!("{:?}", e.extreme(&$img, Darkest)));
+            out.push(format!("{:?}", e.luminance_stats(&$img)));
+            out.push(format!("{:?}", e.histogram(&$img, $bins)));
+            out.push(format!("{:?}", e.histogram_keys(&$img, $bins)));
+        )*};
+    }
+    ops!(m8, few_bins; m16, int_bins; mf, f32_bins; rgb, few_bins; r16, int_bins; rf, f32_bins);
+    // Many bins: the global-memory counters (more than local memory holds).
+    let many = clpix::Bins::new(65_536, 0.0, 65_535.0).expect("bins");
+    out.push(format!(
+        "{:?}",
+        e.histogram_keys(&m16, many)
+            .map(|h| h.iter().map(|&c| c as u64 * 31).sum::<u64>())
+    ));
+    out.push(format!("{:?}", e.histogram(img.view(), few_bins)));
+    out
+}

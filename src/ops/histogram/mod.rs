@@ -272,7 +272,7 @@ impl Engine {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn histogram_rgba<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<RgbaHistogram> {
-        let flat = self.histogram(img.into(), Kind::Rgba)?;
+        let flat = self.fixed_histogram(img.into(), Kind::Rgba)?;
         let mut h = RgbaHistogram::default();
         for (c, chunk) in h.counts.iter_mut().zip(flat.chunks_exact(256)) {
             c.copy_from_slice(chunk);
@@ -297,11 +297,11 @@ impl Engine {
         img: impl Into<ImageInput<'a>>,
     ) -> Result<LuminanceHistogram> {
         Ok(LuminanceHistogram {
-            counts: self.histogram(img.into(), Kind::Luminance)?,
+            counts: self.fixed_histogram(img.into(), Kind::Luminance)?,
         })
     }
 
-    fn histogram(&self, input: ImageInput<'_>, kind: Kind) -> Result<[u32; BINS]> {
+    fn fixed_histogram(&self, input: ImageInput<'_>, kind: Kind) -> Result<[u32; BINS]> {
         check_pixel_count(input.width(), input.height())?;
         self.dispatch(
             &FAMILY,
@@ -317,9 +317,12 @@ impl Engine {
 // ---------------------------------------------------------------------------------------------
 // CPU path: the executable specification.
 
+pub(crate) mod bins;
 mod cl;
 mod family;
 pub(crate) mod kernels;
+mod typed;
+mod typed_family;
 use family::FAMILY;
 
 use kernels::*;

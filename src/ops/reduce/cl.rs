@@ -4,7 +4,7 @@ use super::*;
 
 /// Work-groups for a streaming reduction over `n` pixels: enough to fill the device, and on
 /// GPUs at least 16 pixels per work-item so that the per-group tree is amortised.
-pub(super) fn groups_for(cl: &ClEngine, n: usize) -> usize {
+pub(crate) fn groups_for(cl: &ClEngine, n: usize) -> usize {
     let t = cl.grid;
     let per_group = if t.contiguous { 16 * 1024 } else { t.wg * 16 };
     t.groups(n, per_group, t.max_groups)

@@ -26,40 +26,17 @@
 
 use crate::cpu::{PIECE, map_pieces, with_u32_blocks};
 use crate::device::HostPixels;
-use crate::device::ImageInput;
+use crate::device::{Any, ImageInput, IntoImage};
 use crate::device::{ArrayInput, check_array_len};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use crate::opencl::{Arg, ClEngine, ScratchKind};
 use crate::opencl::{Kernel, u32_arg};
-use crate::spec::{Extreme, PixelHit};
+use crate::spec::{Extreme, Pixel, PixelHit, RawHit, RawStats};
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
 use std::sync::Arc;
-
-/// Luminance statistics of an image.
-///
-/// ```
-/// let img = image::RgbaImage::from_pixel(4, 4, image::Rgba([255, 255, 255, 0]));
-/// let s = clpix::Engine::cpu().luminance_stats(&img)?;
-/// assert_eq!((s.sum, s.count, s.min, s.max), (16 * 1023, 16, 1023, 1023));
-/// assert_eq!(s.mean, 1023.0);
-/// # Ok::<(), clpix::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LuminanceStats {
-    /// Sum of the luminance of every pixel.
-    pub sum: u64,
-    /// Number of pixels.
-    pub count: u64,
-    /// `sum / count`.
-    pub mean: f64,
-    /// Smallest luminance.
-    pub min: u16,
-    /// Largest luminance.
-    pub max: u16,
-}
 
 /// Statistics of a u32 array: count, exact sum, minimum and maximum with the index of the
 /// first occurrence of each. Made by [`Engine::array_stats`].
@@ -146,10 +123,14 @@ fn check_nonempty(op: &'static str, input: &ImageInput<'_>) -> Result<()> {
 }
 
 impl Engine {
-    /// The brightest or the darkest pixel: the largest luminance (`Extreme::Brightest`) or the
-    /// smallest (`Extreme::Darkest`), the smallest scan index among ties.
+    /// The brightest or the darkest pixel: the largest key (`Extreme::Brightest`) or the
+    /// smallest (`Extreme::Darkest`), the smallest scan index among ties. The key is the
+    /// luminance for colour formats, the value for one channel (docs/SPEC.md); an f32 pixel
+    /// whose key is NaN is never chosen.
     ///
-    /// An error for an image without pixels.
+    /// Every [`Pixel`](crate::Pixel) format: an RGBA8 image gives a [`PixelHit`], the others
+    /// a [`Hit`](crate::Hit) of their type. An error for an image without pixels (or whose
+    /// every key is NaN).
     ///
     /// ```
     /// use clpix::Extreme;
@@ -161,14 +142,33 @@ impl Engine {
     /// assert_eq!((hit.x, hit.y, hit.luminance), (42, 17, 1023));
     /// let hit = engine.extreme(&img, Extreme::Darkest)?;
     /// assert_eq!((hit.x, hit.y, hit.luminance), (3, 4, 0));
+    /// // A float frame: NaN is no value.
+    /// let f = image::ImageBuffer::<image::Luma<f32>, _>::from_raw(3, 1, vec![0.5, f32::NAN, -2.0]).unwrap();
+    /// assert_eq!(engine.extreme(&f, Extreme::Brightest)?.x, 0);
+    /// assert_eq!(engine.extreme(&f, Extreme::Darkest)?.key, -2.0);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn extreme<'a>(
+    pub fn extreme<'a, I: IntoImage<'a>>(
         &self,
-        img: impl Into<ImageInput<'a>>,
+        img: I,
         extreme: Extreme,
-    ) -> Result<PixelHit> {
-        let input = img.into();
+    ) -> Result<<I::Pixel as Pixel>::Hit> {
+        let input = match img.into_any().0 {
+            Any::Typed(view) => return Ok(I::Pixel::hit(self.typed_extreme(view, extreme)?)),
+            Any::Rgba8(input) => input,
+        };
+        let hit = self.extreme_rgba8(input, extreme)?;
+        let mut value = [0u8; 16];
+        value[..4].copy_from_slice(&hit.rgba);
+        Ok(I::Pixel::hit(RawHit {
+            x: hit.x,
+            y: hit.y,
+            key: hit.luminance as u32,
+            value,
+        }))
+    }
+
+    fn extreme_rgba8(&self, input: ImageInput<'_>, extreme: Extreme) -> Result<PixelHit> {
         check_nonempty(extreme.name(), &input)?;
         let best = self.dispatch(
             &FAMILY,
@@ -187,18 +187,30 @@ impl Engine {
         Ok(best.into_hit(input.width(), extreme))
     }
 
-    /// Sum, count, mean, minimum and maximum of the luminance of every pixel.
+    /// The statistics of the keys of every pixel: for RGBA8 and the other integer formats a
+    /// [`LuminanceStats`](crate::LuminanceStats) (sum, count, mean, minimum and maximum of the luminance, or of the
+    /// value for one channel), for float formats a [`FloatStats`](crate::FloatStats) (NaN keys
+    /// not counted; the sum exact, rounded once to f64).
     ///
-    /// An error for an image without pixels.
+    /// An error for an image without pixels (or whose every key is NaN).
     ///
     /// ```
     /// let img = image::RgbaImage::from_fn(2, 1, |x, _| image::Rgba([0, if x == 0 { 0 } else { 255 }, 0, 255]));
     /// let s = clpix::Engine::new()?.luminance_stats(&img)?;
     /// assert_eq!((s.sum, s.min, s.max, s.mean), (736, 0, 736, 368.0));
+    /// let gray = image::GrayImage::from_fn(3, 1, |x, _| image::Luma([x as u8 * 100]));
+    /// let s = clpix::Engine::new()?.luminance_stats(&gray)?;
+    /// assert_eq!((s.sum, s.min, s.max), (300, 0, 200));
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn luminance_stats<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<LuminanceStats> {
-        let input = img.into();
+    pub fn luminance_stats<'a, I: IntoImage<'a>>(
+        &self,
+        img: I,
+    ) -> Result<<I::Pixel as Pixel>::Stats> {
+        let input = match img.into_any().0 {
+            Any::Typed(view) => return Ok(I::Pixel::stats(self.typed_stats(view)?)),
+            Any::Rgba8(input) => input,
+        };
         check_nonempty("luminance_stats", &input)?;
         let (sum, min, max) = self.dispatch(
             &FAMILY,
@@ -208,14 +220,13 @@ impl Engine {
             || Ok(cpu_stats(&HostPixels::of(input)?.view())),
             |cl| cl_stats(cl, input),
         )?;
-        let count = input.pixel_count();
-        Ok(LuminanceStats {
-            sum,
-            count,
-            mean: sum as f64 / count as f64,
-            min: min as u16,
-            max: max as u16,
-        })
+        Ok(I::Pixel::stats(RawStats {
+            sum: sum as f64,
+            int_sum: sum,
+            count: input.pixel_count(),
+            min,
+            max,
+        }))
     }
 
     /// Count, exact sum, minimum and maximum of an array (a host slice or an array the engine
@@ -339,12 +350,16 @@ impl ArrayPartial {
 }
 
 mod cl;
+mod exact;
 mod family;
 pub(crate) mod kernels;
+pub(crate) mod typed;
+mod typed_family;
 use family::FAMILY;
 
 use kernels::*;
 mod cpu;
+pub(crate) use cl::groups_for;
 use cl::*;
 use cpu::*;
 

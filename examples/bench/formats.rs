@@ -1,0 +1,155 @@
+//! The rows of the other pixel formats (`--ops formats`): the reductions of mono8, mono16,
+//! mono f32, RGB8, RGBA16 and RGBA f32 host frames, end to end and kernel only, beside RGBA8's.
+
+use super::*;
+use clpix::{Extreme, ImageView, Pixel};
+use image::{Luma, Rgb, Rgba};
+
+/// Random channels for a `size`² frame of `P`: f32 values in 0..1 (a processed frame).
+fn frame<P: Pixel>(size: u32, seed: u64) -> Vec<P::Subpixel>
+where
+    P::Subpixel: bytemuck::Pod,
+{
+    let n = size as usize * size as usize * P::FORMAT.channels();
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut out = vec![<P::Subpixel as bytemuck::Zeroable>::zeroed(); n];
+    if P::FORMAT.is_float() {
+        for v in bytemuck::cast_slice_mut::<P::Subpixel, f32>(&mut out) {
+            *v = (next() >> 40) as f32 / (1u64 << 24) as f32;
+        }
+    } else {
+        for chunk in bytemuck::cast_slice_mut::<P::Subpixel, u8>(&mut out).chunks_mut(8) {
+            let b = next().to_le_bytes();
+            chunk.copy_from_slice(&b[..chunk.len()]);
+        }
+    }
+    out
+}
+
+fn rows_of<P: Pixel>(engines: &[Engine], size: u32, reps: usize) -> Vec<String>
+where
+    P::Subpixel: bytemuck::Pod,
+{
+    let data = frame::<P>(size, 0x9e37_79b9);
+    let bpp = P::FORMAT.bytes_per_pixel();
+    let Ok(view) = ImageView::<P>::from_channels(&data, size, size, size as usize * bpp) else {
+        return vec![format!("| {} | frame too large |", P::FORMAT.name())];
+    };
+    type Run<P> = fn(&Engine, ImageView<'_, P>) -> clpix::Result<()>;
+    let ops: [(&str, Run<P>); 3] = [
+        ("brightest", |e, v| {
+            e.extreme(v, Extreme::Brightest).map(drop)
+        }),
+        ("darkest", |e, v| e.extreme(v, Extreme::Darkest).map(drop)),
+        ("luminance_stats", |e, v| e.luminance_stats(v).map(drop)),
+    ];
+    let pixels = size as f64 * size as f64;
+    let mut lines = Vec::new();
+    for (name, run) in ops {
+        for e in engines {
+            let backend = match e.device() {
+                Some(d) => format!("OpenCL {}", d.name),
+                None => format!("rayon {} threads", rayon::current_num_threads()),
+            };
+            let row = (|| -> clpix::Result<String> {
+                let wall = time(e, reps, || run(e, view))?;
+                let kernel = match e.device() {
+                    Some(_) => {
+                        let mut ks = Vec::new();
+                        for _ in 0..reps {
+                            run(e, view)?;
+                            ks.push(kernel_times(e));
+                        }
+                        kernel_cell(ks)
+                    }
+                    None => "-".into(),
+                };
+                let s = wall.as_secs_f64();
+                Ok(format!(
+                    "| {name} {} | Random | {backend} | {:.3} ms | {:.2} | {:.1} | {kernel} | {:.3} ms |",
+                    P::FORMAT.name(),
+                    s * 1e3,
+                    pixels / s / 1e9,
+                    pixels * bpp as f64 / s / 1e9,
+                    s * 1e3
+                ))
+            })();
+            lines.push(row.unwrap_or_else(|err| {
+                format!(
+                    "| {name} {} | Random | {backend} | error: {err} | | | | |",
+                    P::FORMAT.name()
+                )
+            }));
+            println!("{}", lines[lines.len() - 1]);
+        }
+    }
+    lines
+}
+
+/// The mono16 histograms of issue 53's targets: 256, 4,096 and 65,536 bins over 0..=65535, of a
+/// random and a constant frame.
+fn histogram_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    let random = frame::<Luma<u16>>(size, 0x51ed_270b);
+    let constant = vec![40_000u16; random.len()];
+    let mut lines = Vec::new();
+    for (content, data) in [("Random", &random), ("Constant", &constant)] {
+        let Ok(view) = ImageView::<Luma<u16>>::from_channels(data, size, size, size as usize * 2)
+        else {
+            continue;
+        };
+        for bins in [256u32, 4096, 65_536] {
+            let Ok(b) = clpix::Bins::new(bins, 0.0, 65_535.0) else {
+                continue;
+            };
+            for e in engines {
+                let backend = match e.device() {
+                    Some(d) => format!("OpenCL {}", d.name),
+                    None => format!("rayon {} threads", rayon::current_num_threads()),
+                };
+                let row = (|| -> clpix::Result<String> {
+                    let wall = time(e, reps, || e.histogram_keys(view, b).map(drop))?;
+                    let mut ks = Vec::new();
+                    if e.device().is_some() {
+                        for _ in 0..reps {
+                            e.histogram_keys(view, b)?;
+                            ks.push(kernel_times(e));
+                        }
+                    }
+                    let kernel = if ks.is_empty() {
+                        "-".into()
+                    } else {
+                        kernel_cell(ks)
+                    };
+                    Ok(format!(
+                        "| histogram mono16 {bins} bins | {content} | {backend} | {:.3} ms | | | {kernel} | |",
+                        wall.as_secs_f64() * 1e3
+                    ))
+                })();
+                let line = row.unwrap_or_else(|err| format!("| histogram mono16 {bins} bins | {content} | {backend} | error: {err} | | | | |"));
+                println!("{line}");
+                lines.push(line);
+            }
+        }
+    }
+    lines
+}
+
+/// Every format's rows: the host frame end to end (upload, kernel, results), the kernel alone.
+pub(super) fn format_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    lines.extend(rows_of::<Luma<u8>>(engines, size, reps));
+    lines.extend(rows_of::<Luma<u16>>(engines, size, reps));
+    lines.extend(rows_of::<Luma<f32>>(engines, size, reps));
+    lines.extend(rows_of::<Rgb<u8>>(engines, size, reps));
+    lines.extend(rows_of::<Rgba<u8>>(engines, size, reps));
+    lines.extend(rows_of::<Rgba<u16>>(engines, size, reps));
+    lines.extend(rows_of::<Rgba<f32>>(engines, size, reps));
+    lines.extend(histogram_rows(engines, size, reps));
+    lines
+}

@@ -1,0 +1,421 @@
+//! Images of every pixel format that the reductions and histograms take, from NumPy arrays:
+//! `uint8`, `uint16` and `float32` arrays shaped `(H, W)` (mono), `(H, W, 3)` (RGB8, `uint8`
+//! only) or `(H, W, 4)` (RGBA), of any strides.
+//!
+//! An array whose pixels are contiguous within rows (rows a positive multiple of the channel
+//! size apart, its data aligned) is read in place through [`ImageView::from_channels`]; any
+//! other layout is copied into a packed buffer first. The operations run with the GIL
+//! released, through [`Job`], one generic run per format.
+
+use crate::errors::{to_py, type_error, value_error, IntoPyResult};
+use crate::types::{FloatStats, FormatHit, Hit, LuminanceStats, Num};
+use clpix::{Bins, Engine, Extreme, ImageView, Pixel};
+use image::{Luma, Rgb, Rgba};
+use numpy::{
+    Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
+
+/// What the operations of every format accept, as the error messages say it.
+pub(crate) const ACCEPTED: &str =
+    "uint8, uint16 or float32 of shape (H, W), (H, W, 3) (uint8 only) or (H, W, 4)";
+
+/// A shape as Python writes it: `(4, 4, 3)`, `(5,)`.
+pub(crate) fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = shape.iter().map(usize::to_string).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+/// Where an image's channels are: in the caller's array (rows `stride` bytes apart), or in a
+/// packed copy.
+enum Stored<'py, T: Element> {
+    Borrowed {
+        array: PyReadonlyArrayDyn<'py, T>,
+        stride: usize,
+    },
+    Copied(Vec<T>),
+}
+
+/// The channels of an image of `width × height` pixels of `channels` channels of `T`.
+pub(crate) struct Channels<'py, T: Element> {
+    stored: Stored<'py, T>,
+    width: u32,
+    height: u32,
+    channels: usize,
+}
+
+/// The row stride in bytes at which an array of this layout can be read in place: pixels of
+/// `channels × size` bytes contiguous within rows, rows a positive multiple of `size` bytes
+/// apart and not overlapping, the first element aligned; `None` when it must be copied.
+/// Strides of axes of length 1 do not matter (NumPy leaves them arbitrary).
+fn in_place_stride(
+    shape: &[usize],
+    strides: &[isize],
+    address: usize,
+    channels: usize,
+    size: usize,
+) -> Option<usize> {
+    let (height, width) = (shape[0], shape[1]);
+    let pixel = channels * size;
+    let row = width * pixel;
+    let channels_packed = shape.len() == 2 || strides[2] == size as isize;
+    let pixels_packed = width <= 1 || strides[1] == pixel as isize;
+    if !(channels_packed && pixels_packed && address.is_multiple_of(size)) {
+        return None;
+    }
+    if height <= 1 {
+        return Some(row);
+    }
+    usize::try_from(strides[0])
+        .ok()
+        .filter(|&s| s >= row && s.is_multiple_of(size))
+}
+
+impl<'py, T: Element + Copy> Channels<'py, T> {
+    /// Reads an array already checked to be `H×W` or `H×W×channels` of `T`.
+    fn read(array: &Bound<'py, PyUntypedArray>, channels: usize) -> PyResult<Self> {
+        let shape = array.shape();
+        let (width, height) = sides(shape)?;
+        let typed = array.cast::<PyArrayDyn<T>>()?;
+        let readonly = typed
+            .try_readonly()
+            .map_err(|e| value_error(format!("the array cannot be read: {e}")))?;
+        let stored = if width == 0 || height == 0 {
+            Stored::Copied(Vec::new())
+        } else {
+            let size = std::mem::size_of::<T>();
+            let address = readonly.data() as usize;
+            match in_place_stride(shape, typed.strides(), address, channels, size) {
+                Some(stride) => Stored::Borrowed {
+                    array: readonly,
+                    stride,
+                },
+                // Logical (C) order: rows, pixels, channels, packed.
+                None => Stored::Copied(readonly.as_array().iter().copied().collect()),
+            }
+        };
+        Ok(Channels {
+            stored,
+            width,
+            height,
+            channels,
+        })
+    }
+
+    /// The pixels as clpix's view of `P` (no copy).
+    pub(crate) fn view<P>(&self) -> PyResult<ImageView<'_, P>>
+    where
+        P: Pixel<Subpixel = T>,
+        T: bytemuck::Pod,
+    {
+        let (w, h) = (self.width, self.height);
+        let size = std::mem::size_of::<T>();
+        match &self.stored {
+            Stored::Borrowed { array, stride } => {
+                let len = (h as usize - 1) * (stride / size) + w as usize * self.channels;
+                // SAFETY: the array is borrowed read-only for `self`'s life (numpy's borrow
+                // checker); with h > 0 and w > 0, its first element is at `data()`, aligned
+                // for T, pixels are `channels` contiguous elements, and rows start `stride`
+                // bytes (a multiple of T's size) apart (checked in `in_place_stride`): its
+                // last element lies (h - 1) * stride / size + w * channels - 1 elements on.
+                let data = unsafe { std::slice::from_raw_parts(array.data() as *const T, len) };
+                ImageView::from_channels(data, w, h, *stride).py()
+            }
+            Stored::Copied(values) => {
+                ImageView::from_channels(values, w, h, w as usize * self.channels * size).py()
+            }
+        }
+    }
+}
+
+/// Width and height of an image array, each at most `u32::MAX`.
+fn sides(shape: &[usize]) -> PyResult<(u32, u32)> {
+    let side = |n: usize| {
+        u32::try_from(n).map_err(|_| {
+            to_py(clpix::Error::ImageTooLarge {
+                width: shape[1] as u64,
+                height: shape[0] as u64,
+                reason: "a side above u32::MAX pixels",
+            })
+        })
+    };
+    Ok((side(shape[1])?, side(shape[0])?))
+}
+
+/// An input image of one of the seven formats.
+pub(crate) enum AnyImage<'py> {
+    Luma8(Channels<'py, u8>),
+    Luma16(Channels<'py, u16>),
+    LumaF32(Channels<'py, f32>),
+    Rgb8(Channels<'py, u8>),
+    Rgba8(Channels<'py, u8>),
+    Rgba16(Channels<'py, u16>),
+    RgbaF32(Channels<'py, f32>),
+}
+
+/// The channel types of the arrays taken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dtype {
+    U8,
+    U16,
+    F32,
+}
+
+/// Reads an image of any format (see the module's documentation): a `TypeError` for another
+/// object or dtype, a `ValueError` for another shape, each naming what is accepted.
+pub(crate) fn any_image<'py>(obj: &Bound<'py, PyAny>) -> PyResult<AnyImage<'py>> {
+    let py = obj.py();
+    let array = obj.cast::<PyUntypedArray>().map_err(|_| {
+        let name = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
+        type_error(format!("expected a numpy.ndarray, {ACCEPTED}; got {name}"))
+    })?;
+    let dtype = array.dtype();
+    let kind = if dtype.is_equiv_to(&numpy::dtype::<u8>(py)) {
+        Dtype::U8
+    } else if dtype.is_equiv_to(&numpy::dtype::<u16>(py)) {
+        Dtype::U16
+    } else if dtype.is_equiv_to(&numpy::dtype::<f32>(py)) {
+        Dtype::F32
+    } else {
+        return Err(type_error(format!(
+            "expected an image of {ACCEPTED} (native byte order); got dtype {dtype}"
+        )));
+    };
+    let shape = array.shape();
+    let channels = match shape {
+        [_, _] => 1,
+        [_, _, 3] if kind == Dtype::U8 => 3,
+        [_, _, 3] => {
+            return Err(value_error(format!(
+                "an (H, W, 3) image is RGB8, uint8 only; a {dtype} image is of shape (H, W) or \
+                 (H, W, 4) (expected {ACCEPTED}); got shape {}",
+                shape_text(shape)
+            )))
+        }
+        [_, _, 4] => 4,
+        _ => {
+            return Err(value_error(format!(
+                "expected an image of {ACCEPTED}; got an array of shape {}",
+                shape_text(shape)
+            )))
+        }
+    };
+    Ok(match (kind, channels) {
+        (Dtype::U8, 1) => AnyImage::Luma8(Channels::read(array, 1)?),
+        (Dtype::U8, 3) => AnyImage::Rgb8(Channels::read(array, 3)?),
+        (Dtype::U8, _) => AnyImage::Rgba8(Channels::read(array, 4)?),
+        (Dtype::U16, 1) => AnyImage::Luma16(Channels::read(array, 1)?),
+        (Dtype::U16, _) => AnyImage::Rgba16(Channels::read(array, 4)?),
+        (Dtype::F32, 1) => AnyImage::LumaF32(Channels::read(array, 1)?),
+        (Dtype::F32, _) => AnyImage::RgbaF32(Channels::read(array, 4)?),
+    })
+}
+
+/// A number of a result: an integer key or channel, or an f32 one.
+trait ToNum: Copy {
+    fn num(self) -> Num;
+}
+
+impl ToNum for u8 {
+    fn num(self) -> Num {
+        Num::Int(self.into())
+    }
+}
+
+impl ToNum for u16 {
+    fn num(self) -> Num {
+        Num::Int(self.into())
+    }
+}
+
+impl ToNum for f32 {
+    fn num(self) -> Num {
+        Num::Float(self)
+    }
+}
+
+/// The brightest or darkest pixel of any format, before it becomes a Python object.
+pub(crate) enum AnyHit {
+    /// RGBA8: `clpix.Hit`, as always.
+    Rgba8(Hit),
+    /// The other formats: `clpix.FormatHit`.
+    Other(FormatHit),
+}
+
+impl AnyHit {
+    /// The Python record.
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        match self {
+            AnyHit::Rgba8(h) => h.into_bound_py_any(py),
+            AnyHit::Other(h) => h.into_bound_py_any(py),
+        }
+    }
+}
+
+/// Statistics of any format, before they become a Python object.
+pub(crate) enum AnyStats {
+    /// Integer keys: `clpix.LuminanceStats`.
+    Int(LuminanceStats),
+    /// f32 keys: `clpix.FloatStats`.
+    Float(FloatStats),
+}
+
+impl AnyStats {
+    /// The Python record.
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        match self {
+            AnyStats::Int(s) => s.into_bound_py_any(py),
+            AnyStats::Float(s) => s.into_bound_py_any(py),
+        }
+    }
+}
+
+/// A hit of some format as [`AnyHit`].
+pub(crate) trait IntoAnyHit {
+    fn into_any_hit(self) -> AnyHit;
+}
+
+impl IntoAnyHit for clpix::PixelHit {
+    fn into_any_hit(self) -> AnyHit {
+        AnyHit::Rgba8(self.into())
+    }
+}
+
+impl<P> IntoAnyHit for clpix::Hit<P>
+where
+    P: Pixel<Subpixel: ToNum, Key: ToNum>,
+{
+    fn into_any_hit(self) -> AnyHit {
+        let value = self.value.channels().iter().map(|c| c.num()).collect();
+        AnyHit::Other(FormatHit::of(
+            P::FORMAT,
+            self.x,
+            self.y,
+            self.key.num(),
+            value,
+        ))
+    }
+}
+
+/// Statistics of some format as [`AnyStats`].
+pub(crate) trait IntoAnyStats {
+    fn into_any_stats(self) -> AnyStats;
+}
+
+impl IntoAnyStats for clpix::LuminanceStats {
+    fn into_any_stats(self) -> AnyStats {
+        AnyStats::Int(self.into())
+    }
+}
+
+impl IntoAnyStats for clpix::FloatStats {
+    fn into_any_stats(self) -> AnyStats {
+        AnyStats::Float(self.into())
+    }
+}
+
+/// A pixel type of the seven, with what its results become.
+pub(crate) trait FormatPixel:
+    Pixel<Subpixel: bytemuck::Pod, Hit: IntoAnyHit, Stats: IntoAnyStats>
+{
+}
+
+impl<P> FormatPixel for P where
+    P: Pixel<Subpixel: bytemuck::Pod, Hit: IntoAnyHit, Stats: IntoAnyStats>
+{
+}
+
+/// An operation run on a view of any format (a closure cannot be generic over the format).
+pub(crate) trait Job: Send {
+    /// Its result.
+    type Out: Send;
+    /// Runs on `view` (with the GIL released).
+    fn run<P: FormatPixel>(
+        self,
+        engine: &Engine,
+        view: ImageView<'_, P>,
+    ) -> clpix::Result<Self::Out>;
+}
+
+/// Runs `job` on the image with the GIL released.
+pub(crate) fn run<J: Job>(
+    py: Python<'_>,
+    engine: &Engine,
+    img: &AnyImage<'_>,
+    job: J,
+) -> PyResult<J::Out> {
+    macro_rules! go {
+        ($channels:expr, $pixel:ty) => {{
+            let view = $channels.view::<$pixel>()?;
+            py.detach(|| job.run(engine, view)).py()
+        }};
+    }
+    match img {
+        AnyImage::Luma8(c) => go!(c, Luma<u8>),
+        AnyImage::Luma16(c) => go!(c, Luma<u16>),
+        AnyImage::LumaF32(c) => go!(c, Luma<f32>),
+        AnyImage::Rgb8(c) => go!(c, Rgb<u8>),
+        AnyImage::Rgba8(c) => go!(c, Rgba<u8>),
+        AnyImage::Rgba16(c) => go!(c, Rgba<u16>),
+        AnyImage::RgbaF32(c) => go!(c, Rgba<f32>),
+    }
+}
+
+/// The brightest or darkest pixel.
+pub(crate) struct ExtremeJob(pub(crate) Extreme);
+
+impl Job for ExtremeJob {
+    type Out = AnyHit;
+    fn run<P: FormatPixel>(self, engine: &Engine, view: ImageView<'_, P>) -> clpix::Result<AnyHit> {
+        engine.extreme(view, self.0).map(IntoAnyHit::into_any_hit)
+    }
+}
+
+/// The statistics of the keys.
+pub(crate) struct StatsJob;
+
+impl Job for StatsJob {
+    type Out = AnyStats;
+    fn run<P: FormatPixel>(
+        self,
+        engine: &Engine,
+        view: ImageView<'_, P>,
+    ) -> clpix::Result<AnyStats> {
+        engine
+            .luminance_stats(view)
+            .map(IntoAnyStats::into_any_stats)
+    }
+}
+
+/// A histogram of each channel (`keys: false`) or of the keys: the counts, one row per
+/// histogram, concatenated, and the number of rows.
+pub(crate) struct HistogramJob {
+    pub(crate) bins: Bins,
+    pub(crate) keys: bool,
+}
+
+impl Job for HistogramJob {
+    type Out = (Vec<u32>, usize);
+    fn run<P: FormatPixel>(
+        self,
+        engine: &Engine,
+        view: ImageView<'_, P>,
+    ) -> clpix::Result<(Vec<u32>, usize)> {
+        if self.keys {
+            return engine.histogram_keys(view, self.bins).map(|h| (h, 1));
+        }
+        let rows = engine.histogram(view, self.bins)?;
+        Ok((rows.concat(), P::FORMAT.channels()))
+    }
+}

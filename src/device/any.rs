@@ -1,0 +1,91 @@
+//! The images the operations that take every [`Pixel`] format accept.
+
+use super::{DeviceImage, ImageInput};
+use crate::image::{ImageView, RawView};
+use crate::spec::{Format, Pixel};
+use image::{ImageBuffer, Rgba};
+
+/// An image of any [`Pixel`] format that an operation accepts: `&ImageBuffer<P, Vec<_>>`,
+/// [`ImageView<P>`](ImageView) (or a reference to one), and for RGBA8 also a
+/// [`DeviceImage`], a [`PinnedImage`](super::PinnedImage) and an [`ImageInput`]. The operations that take every format (the
+/// brightest and darkest pixel, the statistics) take `impl IntoImage`; their result type
+/// follows the pixel type.
+///
+/// ```
+/// use clpix::{Engine, Extreme};
+/// let engine = Engine::cpu();
+/// let gray16 = image::ImageBuffer::from_fn(64, 48, |x, y| image::Luma([(x * 1000 + y) as u16]));
+/// let rgba = image::RgbaImage::from_pixel(4, 4, image::Rgba([9, 9, 9, 255]));
+/// let hit = engine.extreme(&gray16, Extreme::Brightest)?; // a Hit<Luma<u16>>
+/// assert_eq!((hit.x, hit.y, hit.key), (63, 47, 63_047));
+/// let hit = engine.extreme(&rgba, Extreme::Brightest)?; // a PixelHit, as always
+/// assert_eq!(hit.rgba, [9, 9, 9, 255]);
+/// # Ok::<(), clpix::Error>(())
+/// ```
+pub trait IntoImage<'a>: Sized {
+    /// The pixel type.
+    type Pixel: Pixel;
+    #[doc(hidden)]
+    fn into_any(self) -> AnyImage<'a>;
+}
+
+/// An image of some format, as the operations take it.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct AnyImage<'a>(pub(crate) Any<'a>);
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Any<'a> {
+    /// RGBA8: the tuned paths, host or device.
+    Rgba8(ImageInput<'a>),
+    /// Every other format (host pixels).
+    Typed(RawView<'a>),
+}
+
+fn of_view<'a, P: Pixel>(v: &ImageView<'a, P>) -> AnyImage<'a> {
+    let raw = v.raw();
+    AnyImage(match P::FORMAT {
+        Format::Rgba8 => Any::Rgba8(ImageInput::Host(ImageView::of_raw(raw))),
+        _ => Any::Typed(raw),
+    })
+}
+
+impl<'a, P: Pixel> IntoImage<'a> for ImageView<'a, P> {
+    type Pixel = P;
+    fn into_any(self) -> AnyImage<'a> {
+        of_view(&self)
+    }
+}
+impl<'a, P: Pixel> IntoImage<'a> for &ImageView<'a, P> {
+    type Pixel = P;
+    fn into_any(self) -> AnyImage<'a> {
+        of_view(self)
+    }
+}
+impl<'a, P: Pixel> IntoImage<'a> for &'a ImageBuffer<P, Vec<P::Subpixel>>
+where
+    P::Subpixel: bytemuck::Pod,
+{
+    type Pixel = P;
+    fn into_any(self) -> AnyImage<'a> {
+        of_view(&ImageView::from(self))
+    }
+}
+impl<'a> IntoImage<'a> for &'a DeviceImage {
+    type Pixel = Rgba<u8>;
+    fn into_any(self) -> AnyImage<'a> {
+        AnyImage(Any::Rgba8(ImageInput::Device(self)))
+    }
+}
+impl<'a> IntoImage<'a> for &'a super::PinnedImage {
+    type Pixel = Rgba<u8>;
+    fn into_any(self) -> AnyImage<'a> {
+        AnyImage(Any::Rgba8(self.into()))
+    }
+}
+impl<'a> IntoImage<'a> for ImageInput<'a> {
+    type Pixel = Rgba<u8>;
+    fn into_any(self) -> AnyImage<'a> {
+        AnyImage(Any::Rgba8(self))
+    }
+}
