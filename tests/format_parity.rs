@@ -527,3 +527,30 @@ proptest! {
         check_histograms::<Rgba<f32>, f32>(4, d, p, f, s, b)?;
     }
 }
+
+/// The whole domain in bins of 2^k values (the fast paths: a shift, no table), and its
+/// neighbours that are not.
+#[test]
+fn histograms_of_the_whole_domain() {
+    let cases = [
+        (256u32, 0.0, 65535.0),
+        (65_536, 0.0, 65535.0),
+        (1024, 0.0, 131_071.0),
+        (256, 0.0, 65534.0),
+        (256, 1.0, 65535.0),
+    ];
+    for (k, &bins) in cases.iter().enumerate() {
+        for fill in [Fill::Random, Fill::Constant, Fill::Extremes] {
+            check_histograms::<Luma<u16>, u16>(1, (301, 77), k % 2, fill, k as u64, bins).unwrap();
+            check_histograms::<Luma<u8>, u8>(
+                1,
+                (301, 77),
+                k % 2,
+                fill,
+                k as u64,
+                (bins.0.min(256), 0.0, 255.0),
+            )
+            .unwrap();
+        }
+    }
+}

@@ -106,7 +106,7 @@ impl Plan {
         plan.scale = (n as f64 / width as f64) as f32;
         plan.lo = lo as f32;
         // (v − lo) · n / (n · 2^s) = (v − lo) >> s.
-        if lo >= 0 && width % n as u64 == 0 && (width / n as u64).is_power_of_two() {
+        if lo >= 0 && width.is_multiple_of(n as u64) && (width / n as u64).is_power_of_two() {
             plan.shift = (width / n as u64).trailing_zeros();
         }
         Ok(plan)
@@ -168,6 +168,54 @@ fn f32_at_or_below(v: f64) -> f32 {
     if (f as f64) > v { f.next_down() } else { f }
 }
 
+/// One histogram of a mono8 or mono16 image (its channel or its key, the same values): the
+/// values through the table, alternately into `counts` and `odd` (runs of one value do not
+/// wait on one counter). False for every other case (or a misaligned piece).
+fn count_mono(plan: &Plan, bytes: &[u8], counts: &mut [u32], odd: &mut [u32]) -> bool {
+    fn count<T: Copy + Into<usize>>(lut: &[u32], v: &[T], counts: &mut [u32], odd: &mut [u32]) {
+        let mut pairs = v.chunks_exact(2);
+        for p in &mut pairs {
+            let (a, b) = (lut[p[0].into()], lut[p[1].into()]);
+            if a != NONE {
+                counts[a as usize] += 1;
+            }
+            if b != NONE {
+                odd[b as usize] += 1;
+            }
+        }
+        for &x in pairs.remainder() {
+            let a = lut[x.into()];
+            if a != NONE {
+                counts[a as usize] += 1;
+            }
+        }
+    }
+    /// Bins of 2^shift values from lo (no table): the whole domain, the common case.
+    fn shifted(v: &[u16], lo: u32, shift: u32, counts: &mut [u32], odd: &mut [u32]) {
+        let mut pairs = v.chunks_exact(2);
+        for p in &mut pairs {
+            counts[((p[0] as u32 - lo) >> shift) as usize] += 1;
+            odd[((p[1] as u32 - lo) >> shift) as usize] += 1;
+        }
+        for &x in pairs.remainder() {
+            counts[((x as u32 - lo) >> shift) as usize] += 1;
+        }
+    }
+    match plan.format {
+        Format::Luma8 => count(&plan.lut, bytes, counts, odd),
+        Format::Luma16 => match bytemuck::try_cast_slice::<u8, u16>(bytes) {
+            // Every value counted (lo = 0, hi ≥ 65535) in bins of 2^shift.
+            Ok(v) if plan.shift != u32::MAX && plan.table[0] == 0 && plan.thi >= 65535 => {
+                shifted(v, 0, plan.shift, counts, odd)
+            }
+            Ok(v) => count(&plan.lut, v, counts, odd),
+            Err(_) => return false,
+        },
+        _ => return false,
+    }
+    true
+}
+
 /// Adds the values of `bytes` (whole pixels) into `counts`.
 fn count_into(plan: &Plan, bytes: &[u8], counts: &mut [u32]) {
     let (format, n) = (plan.format, plan.bins as usize);
@@ -212,11 +260,16 @@ fn cpu_histogram(plan: &Plan, view: &RawView<'_>) -> Vec<u32> {
         Some(b) => b.chunks(crate::cpu::PIECE * bpp).collect(),
         None => (0..view.height).map(|y| view.row(y)).collect(),
     };
-    rows.par_iter()
+    // Each task's counters, and a second table for the odd values of the mono formats.
+    let mut all = rows
+        .par_iter()
         .fold(
-            || vec![0u32; len],
+            || vec![0u32; 2 * len],
             |mut acc, bytes| {
-                count_into(plan, bytes, &mut acc);
+                let (even, odd) = acc.split_at_mut(len);
+                if !count_mono(plan, bytes, even, odd) {
+                    count_into(plan, bytes, even);
+                }
                 acc
             },
         )
@@ -224,7 +277,11 @@ fn cpu_histogram(plan: &Plan, view: &RawView<'_>) -> Vec<u32> {
             a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
             a
         })
-        .unwrap_or_else(|| vec![0; len])
+        .unwrap_or_else(|| vec![0; 2 * len]);
+    let (even, odd) = all.split_at_mut(len);
+    even.iter_mut().zip(odd.iter()).for_each(|(x, y)| *x += y);
+    all.truncate(len);
+    all
 }
 
 fn cl_histogram(cl: &Arc<ClEngine>, plan: &Plan, view: &RawView<'_>) -> Result<Vec<u32>> {
