@@ -31,6 +31,9 @@ enum Fill {
     Specials,
     /// f32 only: every channel NaN.
     AllNan,
+    /// f32 only: values 2^27 apart in scale, alternately (the exact sums' accumulators fill up
+    /// and move to the sums by exponent); integers: random.
+    TwoScales,
 }
 
 fn fill() -> impl Strategy<Value = Fill> {
@@ -42,6 +45,7 @@ fn fill() -> impl Strategy<Value = Fill> {
         1 => Just(Fill::OneBright),
         2 => Just(Fill::Specials),
         1 => Just(Fill::AllNan),
+        1 => Just(Fill::TwoScales),
     ]
 }
 
@@ -86,6 +90,12 @@ impl Channel for f32 {
                 }
             }
             Fill::AllNan => f32::NAN,
+            Fill::TwoScales => match r % 4 {
+                0 => 1.5 * 2f32.powi(-20),
+                1 => -(1.25 * 2f32.powi(-19)),
+                2 => 100.0 + (r >> 40) as f32,
+                _ => -3.0e6 - (r >> 44) as f32,
+            },
             Fill::Specials => match r % 16 {
                 0 => f32::NAN,
                 1 => f32::INFINITY,
@@ -315,6 +325,16 @@ proptest! {
     #[test]
     fn rgba_f32(d in dims(), p in pad(), f in fill(), s in any::<u64>()) {
         check::<Rgba<f32>, f32>(4, d, p, f, s)?;
+    }
+}
+
+#[test]
+fn exact_f32_sums_of_two_scales() {
+    for (w, h) in [(1000, 300), (4099, 17), (64, 64)] {
+        for seed in 0..3 {
+            check::<Luma<f32>, f32>(1, (w, h), 0, Fill::TwoScales, seed).unwrap();
+            check::<Rgba<f32>, f32>(4, (w, h), 1, Fill::TwoScales, seed).unwrap();
+        }
     }
 }
 

@@ -104,14 +104,72 @@ void typed_stats(__global const uint* px, uint n, __global ulong* partials) {
         partials[2 * g + 1] = ((ulong)los[0] << 32) | (ulong)his[0];
     }
 }
+
 /* The exact sum of f32 keys. Each key is m 2^(k - 150), with m its signed mantissa (24 bits) and
-   k = max(biased exponent, 1). A work-item sums its keys in a 128-bit integer `acc` in units of
-   2^(base - 150), base its smallest k so far, while its largest k stays within WINDOW of base
-   (so |acc| < 2^(20 + 24 + WINDOW + 1) never overflows); a key outside the window goes to the
-   group's sums by k instead, as 12-bit halves (local atomics). At the end a work-item adds its
-   acc to those sums as 12-bit pieces at k = base, base + 12, ...: `bins` holds 384 k's. */
-#define WINDOW 80u
+   k = max(biased exponent, 1). A work-item sums its keys in an accumulator `acc` in units of
+   2^(base - 150), base its smallest k so far, while its largest k stays within WINDOW of base;
+   a key outside the window goes to the group's sums by k instead, as 12-bit halves (local
+   atomics). A work-item adds its acc to those sums as 12-bit pieces at k = base, base + 12, ...
+   (at its end, and where said below): the sums hold 384 k's. */
 #define FSTATS_KS 384u
+
+inline void bins_add(__local int* bins, uint k, int v) {
+#if CLPIX_WG == 1
+    bins[k] += v; /* a group of one work-item (CPU devices): no atomics */
+#else
+    atomic_add(&bins[k], v);
+#endif
+}
+
+#if defined(cl_khr_fp64) && !defined(CLPIX_FSTATS_NO_F64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+/* Devices with f64: acc sums in a double, in units of 2^(base - 150), integers below 2^53 in
+   magnitude, so that every addition is exact: a key enters when it is at most 2^52 units
+   (k <= base + 28) and acc below 2^52; acc goes to the sums by k (12-bit pieces) when it
+   reaches 2^52, and before base moves down (to a smaller k within 28 of the largest seen). */
+#define WINDOW 28u
+
+typedef struct {
+    double s;
+    uint base, top, used;
+} Acc;
+
+inline void acc_flush(Acc* a, __local int* lows) {
+    if (!a->used || a->s == 0.0) return;
+    long v = (long)a->s;
+    int sign = v < 0 ? -1 : 1;
+    ulong u = (ulong)(v < 0 ? -v : v);
+    for (uint i = 0; i < 5u; ++i) {
+        int p = (int)((u >> (12u * i)) & 0xfffu);
+        if (p) bins_add(lows, a->base + 12u * i, sign * p);
+    }
+    a->s = 0.0;
+}
+
+inline int acc_add(Acc* a, int m, uint k, __local int* lows) {
+    if (!a->used) {
+        a->used = 1u;
+        a->base = k;
+        a->top = k;
+    } else if (k < a->base) {
+        if (a->top - k > WINDOW) return 0;
+        acc_flush(a, lows);
+        a->base = k;
+    } else if (k - a->base > WINDOW) {
+        return 0;
+    }
+    a->top = max(a->top, k);
+    if (fabs(a->s) >= 0x1p52) acc_flush(a, lows);
+    /* m 2^(k - base): exact (a power of two from its bits). */
+    a->s += (double)m * as_double((ulong)(1023u + (k - a->base)) << 52);
+    return 1;
+}
+#define ACC_INIT {0.0, 0u, 0u, 0u}
+#else
+/* Other devices: acc a 128-bit integer (two's complement), |acc| < 2^(19 + 24 + WINDOW + 1)
+   never overflows (a group sees at most 2^19 keys). */
+#define WINDOW 80u
+#define ACC_INIT {0ul, 0ul, 0u, 0u, 0u}
 
 typedef struct {
     ulong lo, hi; /* two's complement */
@@ -130,7 +188,7 @@ inline void acc_shl(Acc* a, uint s) {
 }
 
 /* Adds the signed mantissa m (|m| < 2^24) at k, or returns 0 when k is outside the window. */
-inline int acc_add(Acc* a, int m, uint k) {
+inline int acc_add(Acc* a, int m, uint k, __local int* lows) {
     if (!a->used) {
         a->used = 1u;
         a->base = k;
@@ -156,16 +214,8 @@ inline int acc_add(Acc* a, int m, uint k) {
     return 1;
 }
 
-inline void bins_add(__local int* bins, uint k, int v) {
-#if CLPIX_WG == 1
-    bins[k] += v; /* a group of one work-item (CPU devices): no atomics */
-#else
-    atomic_add(&bins[k], v);
-#endif
-}
-
 /* Adds acc into the sums by k: its magnitude in 12-bit pieces, each with acc's sign. */
-inline void acc_flush(const Acc* a, __local int* lows) {
+inline void acc_flush(Acc* a, __local int* lows) {
     if (!a->used) return;
     ulong lo = a->lo, hi = a->hi;
     int sign = 1;
@@ -182,6 +232,8 @@ inline void acc_flush(const Acc* a, __local int* lows) {
         if (p) bins_add(lows, a->base + at, sign * p);
     }
 }
+
+#endif
 
 /* Counts, bounds and the exact sum of the f32 keys of a chunk's first `count` pixels. */
 inline void visit_fstats(const uint* w, uint count, __local int* highs, __local int* lows,
@@ -202,7 +254,7 @@ inline void visit_fstats(const uint* w, uint count, __local int* highs, __local 
         if (m == 0u) continue;
         uint k = max(e, 1u);
         int sm = (b >> 31) ? -(int)m : (int)m;
-        if (acc_add(acc, sm, k)) continue;
+        if (acc_add(acc, sm, k, lows)) continue;
         int h = (int)(m >> 12), l = (int)(m & 0xfffu);
         if (b >> 31) { h = -h; l = -l; }
         bins_add(highs, k, h);
@@ -225,7 +277,7 @@ void typed_fstats(__global const uint* px, uint n, __global ulong* partials) {
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     uint count = 0u, pinf = 0u, ninf = 0u, lo = 0xffffffffu, hi = 0u;
-    Acc acc = {0ul, 0ul, 0u, 0u, 0u};
+    Acc acc = ACC_INIT;
 #define VISIT(w, first, n_)                                                                    \
     visit_fstats(w, n_, highs, lows, &acc, &count, &pinf, &ninf, &lo, &hi)
     FOR_EACH_CHUNK(px, n, VISIT)
