@@ -121,6 +121,18 @@ inline void bins_add(__local int* bins, uint k, int v) {
 #endif
 }
 
+/* Adds sign * (hi:lo), a magnitude in units of 2^(base - 150), to the sums by k as `pieces`
+   12-bit pieces at k = base, base + 12, ... */
+inline void add_pieces(__local int* lows, uint base, int sign, ulong lo, ulong hi, uint pieces) {
+    for (uint i = 0; i < pieces; ++i) {
+        uint at = 12u * i;
+        ulong piece = at < 64u ? (lo >> at) | (at > 52u ? hi << (64u - at) : 0ul)
+                               : hi >> (at - 64u);
+        int p = (int)(piece & 0xfffu);
+        if (p) bins_add(lows, base + at, sign * p);
+    }
+}
+
 #if defined(cl_khr_fp64) && !defined(CLPIX_FSTATS_NO_F64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 /* Devices with f64: acc sums in a double, in units of 2^(base - 150), integers below 2^53 in
@@ -137,12 +149,7 @@ typedef struct {
 inline void acc_flush(Acc* a, __local int* lows) {
     if (!a->used || a->s == 0.0) return;
     long v = (long)a->s;
-    int sign = v < 0 ? -1 : 1;
-    ulong u = (ulong)(v < 0 ? -v : v);
-    for (uint i = 0; i < 5u; ++i) {
-        int p = (int)((u >> (12u * i)) & 0xfffu);
-        if (p) bins_add(lows, a->base + 12u * i, sign * p);
-    }
+    add_pieces(lows, a->base, v < 0 ? -1 : 1, (ulong)(v < 0 ? -v : v), 0ul, 5u);
     a->s = 0.0;
 }
 
@@ -224,13 +231,7 @@ inline void acc_flush(Acc* a, __local int* lows) {
         hi = ~hi + (lo == 0ul ? 1ul : 0ul);
         sign = -1;
     }
-    for (uint i = 0; i < 11u; ++i) {
-        uint at = 12u * i;
-        ulong piece = at < 64u ? (lo >> at) | (at > 52u ? hi << (64u - at) : 0ul)
-                               : hi >> (at - 64u);
-        int p = (int)(piece & 0xfffu);
-        if (p) bins_add(lows, a->base + at, sign * p);
-    }
+    add_pieces(lows, a->base, sign, lo, hi, 11u);
 }
 
 #endif

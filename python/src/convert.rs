@@ -54,6 +54,21 @@ impl ImageU8<'_> {
     }
 }
 
+/// `obj` as a NumPy array, or a `TypeError` saying that `expected` is (and what `obj` is).
+pub(crate) fn ndarray<'a, 'py>(
+    obj: &'a Bound<'py, PyAny>,
+    expected: &str,
+) -> PyResult<&'a Bound<'py, PyUntypedArray>> {
+    obj.cast::<PyUntypedArray>().map_err(|_| {
+        let name = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
+        type_error(format!("expected a numpy.ndarray, {expected}; got {name}"))
+    })
+}
+
 /// The untyped array behind `obj`, checked to be `H×W×4` of `T`, with its width and height.
 fn image_array<'a, 'py, T: Element>(
     obj: &'a Bound<'py, PyAny>,
@@ -61,14 +76,7 @@ fn image_array<'a, 'py, T: Element>(
 ) -> PyResult<(&'a Bound<'py, PyUntypedArray>, u32, u32)> {
     let py = obj.py();
     let expected = format!("an image of shape (H, W, 4) and dtype {what}");
-    let array = obj.cast::<PyUntypedArray>().map_err(|_| {
-        let name = obj
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_else(|_| "?".into());
-        type_error(format!("expected a numpy.ndarray, {expected}; got {name}"))
-    })?;
+    let array = ndarray(obj, &expected)?;
     let shape = array.shape();
     if shape.len() != 3 || shape[2] != 4 {
         return Err(value_error(format!(

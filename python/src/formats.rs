@@ -172,14 +172,7 @@ enum Dtype {
 /// object or dtype, a `ValueError` for another shape, each naming what is accepted.
 pub(crate) fn any_image<'py>(obj: &Bound<'py, PyAny>) -> PyResult<AnyImage<'py>> {
     let py = obj.py();
-    let array = obj.cast::<PyUntypedArray>().map_err(|_| {
-        let name = obj
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_else(|_| "?".into());
-        type_error(format!("expected a numpy.ndarray, {ACCEPTED}; got {name}"))
-    })?;
+    let array = crate::convert::ndarray(obj, ACCEPTED)?;
     let dtype = array.dtype();
     let kind = if dtype.is_equiv_to(&numpy::dtype::<u8>(py)) {
         Dtype::U8

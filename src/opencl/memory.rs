@@ -393,6 +393,8 @@ pub(crate) enum ScratchKind {
     InvertedImage,
     /// Per-group partial results larger than the partials buffer holds (the f32 statistics).
     GroupPartials,
+    /// The counters of a histogram with bins per call.
+    Histogram,
 }
 
 impl ScratchKind {
@@ -410,6 +412,7 @@ impl ScratchKind {
             ScratchKind::BlurIntermediate => "blur intermediate",
             ScratchKind::InvertedImage => "an inverted image part",
             ScratchKind::GroupPartials => "per-group partial results",
+            ScratchKind::Histogram => "histogram counters",
         }
     }
 }

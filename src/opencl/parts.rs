@@ -158,19 +158,22 @@ impl ClEngine {
         let result = ranges.iter().try_for_each(|r| {
             let (bytes, words) = (r.pixels() * bpp as usize, words_of(r));
             let start = (r.first_pixel(view.width) * bpp) as usize;
+            // The part's bytes where they lie, and its whole chunks as words.
             let direct = view
                 .packed_bytes()
-                .map(|b| &b[start..start + bytes - bytes % chunk])
-                .and_then(|b| bytemuck::try_cast_slice::<u8, u32>(b).ok())
-                .filter(|_| self.vendor != super::Vendor::Oclgrind);
+                .map(|b| &b[start..start + bytes])
+                .filter(|_| self.vendor != super::Vendor::Oclgrind)
+                .and_then(|part| {
+                    let whole = bytemuck::try_cast_slice::<u8, u32>(&part[..bytes - bytes % chunk]);
+                    whole.ok().map(|main| (part, main))
+                });
             match direct {
                 // The whole chunks where they are, the last one padded here.
-                Some(main) => {
+                Some((part, main)) => {
                     self.write(&mut buffer, 0, main)?;
                     if words > main.len() {
                         let mut tail = vec![0u32; words - main.len()];
-                        let from = start + main.len() * 4;
-                        let src = &view.packed_bytes().unwrap_or_default()[from..start + bytes];
+                        let src = &part[main.len() * 4..];
                         bytemuck::cast_slice_mut::<u32, u8>(&mut tail)[..src.len()]
                             .copy_from_slice(src);
                         self.write(&mut buffer, main.len(), &tail)?;

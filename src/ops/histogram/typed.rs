@@ -8,7 +8,7 @@ use crate::device::{Any, HostPixels, IntoImage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{ImageView, RawView, check_pixel_count};
-use crate::opencl::{Arg, ClEngine};
+use crate::opencl::{Arg, ClEngine, ScratchKind};
 use crate::ops::reduce::typed::variant;
 use crate::spec::{Format, rgba_f32_key};
 use rayon::prelude::*;
@@ -306,10 +306,12 @@ fn cl_histogram(cl: &Arc<ClEngine>, plan: &Plan, view: &RawView<'_>) -> Result<V
     let scratch = (if local { hist_bytes } else { 0 } + if table_local { table_bytes } else { 0 })
         .max(4) as usize;
     let table = cl.constant_words(&plan.table)?;
-    let mut hist = cl.buffer::<u32>(len, "a histogram")?;
+    // From the engine's scratch pool: a buffer made and freed per call synchronises a whole
+    // CUDA context at its free (opencl/memory.rs).
+    let mut hist = cl.scratch(ScratchKind::Histogram, len)?;
     cl.fill(&mut hist, 0u32, len)?;
     let mut events = Vec::new();
-    let chunk = if plan.format == Format::Rgb8 { 48 } else { 16 };
+    let chunk = crate::ops::reduce::typed::chunk_bytes(plan.format);
     cl.for_each_raw_part(view, chunk, |buf, range| {
         let n = range.pixels();
         let groups = crate::ops::reduce::groups_for(cl, n);

@@ -1,6 +1,7 @@
 //! The OpenCL launchers of the reductions (`reduce.cl`).
 
 use super::*;
+use crate::opencl::Defines;
 
 /// Work-groups for a streaming reduction over `n` pixels: enough to fill the device, and on
 /// GPUs at least 16 pixels per work-item so that the per-group tree is amortised.
@@ -10,11 +11,12 @@ pub(crate) fn groups_for(cl: &ClEngine, n: usize) -> usize {
     t.groups(n, per_group, t.max_groups)
 }
 
-/// Enqueues `kernel` of `reduce.cl` over `n` elements with `args` and the partials buffer
-/// as its last argument, and reads back `per_group` u64s for each work-group.
+/// Enqueues `kernel` (built with `variant`: a format of `typed.cl`, or none) over `n`
+/// elements with `args` and the partials buffer as its last argument, and reads back
+/// `per_group` u64s for each work-group.
 pub(super) fn group_partials(
     cl: &ClEngine,
-    kernel: Kernel,
+    (kernel, variant): (Kernel, Defines),
     args: &[Arg],
     n: usize,
     per_group: usize,
@@ -25,7 +27,7 @@ pub(super) fn group_partials(
     cl.with_partials(|partials| {
         let mut all = args.to_vec();
         all.push(Arg::buf(partials));
-        events.push(cl.launch(kernel, &all, groups * cl.grid.wg, cl.grid.wg)?);
+        events.push(cl.launch_variant(kernel, variant, &all, groups * cl.grid.wg, cl.grid.wg)?);
         cl.read(partials, 0, &mut host)
     })?;
     Ok(host)
@@ -42,7 +44,7 @@ pub(super) fn cl_argbest(
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
         let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::U32(flip(extreme))];
-        let host = group_partials(cl, LUMA_ARGBEST, &args, n, 2, &mut events)?;
+        let host = group_partials(cl, (LUMA_ARGBEST, Defines::NONE), &args, n, 2, &mut events)?;
         let base = range.first_pixel(width as u32);
         for g in host.chunks_exact(2) {
             if g[0] != 0 {
@@ -64,7 +66,7 @@ pub(super) fn cl_stats(cl: &Arc<ClEngine>, input: ImageInput<'_>) -> Result<(u64
     cl.for_each_part(input, |buf, range| {
         let n = range.pixels();
         let args = [Arg::buf(buf), Arg::U32(n as u32)];
-        let host = group_partials(cl, LUMA_STATS, &args, n, 2, &mut events)?;
+        let host = group_partials(cl, (LUMA_STATS, Defines::NONE), &args, n, 2, &mut events)?;
         for g in host.chunks_exact(2) {
             sum += g[0];
             lo = lo.min((g[1] >> 32) as u32);
@@ -86,7 +88,7 @@ pub(super) fn cl_array_stats(
     events: &mut Vec<opencl3::event::Event>,
 ) -> Result<ArrayPartial> {
     let args = [Arg::buf(buf), Arg::U32(u32_arg(n, "array length")?)];
-    let host = group_partials(cl, U32_STATS, &args, n, 3, events)?;
+    let host = group_partials(cl, (U32_STATS, Defines::NONE), &args, n, 3, events)?;
     let mut p = ArrayPartial::NONE;
     for g in host.chunks_exact(3) {
         // The neutral keys of a group that saw nothing: u64::MAX for the minimum, 0 for the

@@ -5,6 +5,7 @@
 //! an integer key `k` (`max_key + 1 − k` for the darkest), or the f32 key's order key (its
 //! complement for the darkest). The largest score wins, the first in scan order among equal.
 
+use super::cl::group_partials;
 use super::exact::ExactSum;
 use super::kernels::{TYPED_ARGBEST, TYPED_FSTATS, TYPED_STATS};
 use super::typed_family::family;
@@ -37,7 +38,7 @@ pub(crate) fn variant(format: Format) -> Defines {
 }
 
 /// Bytes the kernels read at once (`typed.cl`'s chunks).
-fn chunk_bytes(format: Format) -> usize {
+pub(crate) fn chunk_bytes(format: Format) -> usize {
     if format == Format::Rgb8 { 48 } else { 16 }
 }
 
@@ -424,35 +425,10 @@ fn device_computes(cl: &ClEngine, format: Format) -> bool {
     format != Format::RgbaF32 || cl.info.f32_denormals
 }
 
-fn groups(cl: &ClEngine, n: usize, fstats: bool) -> usize {
-    let g = super::cl::groups_for(cl, n);
-    if fstats {
-        g.max(n.div_ceil(FSTATS_GROUP_MAX))
-    } else {
-        g
-    }
-}
-
-/// Enqueues `kernel` (the format's build) over `groups` work-groups with `args` and the
-/// partials buffer last, and reads back `per_group` u64s a group.
-fn group_partials(
-    cl: &ClEngine,
-    kernel: crate::opencl::Kernel,
-    format: Format,
-    args: &[Arg],
-    groups: usize,
-    per_group: usize,
-    events: &mut Vec<opencl3::event::Event>,
-) -> Result<Vec<u64>> {
-    let mut host = vec![0u64; per_group * groups];
-    cl.with_partials(|partials| {
-        let mut all = args.to_vec();
-        all.push(Arg::buf(partials));
-        let global = groups * cl.grid.wg;
-        events.push(cl.launch_variant(kernel, variant(format), &all, global, cl.grid.wg)?);
-        cl.read(partials, 0, &mut host)
-    })?;
-    Ok(host)
+/// Work-groups of `typed_fstats` over `n` pixels: the streaming grid, and enough that none sees
+/// more than `FSTATS_GROUP_MAX` pixels.
+fn fstats_groups(cl: &ClEngine, n: usize) -> usize {
+    super::cl::groups_for(cl, n).max(n.div_ceil(FSTATS_GROUP_MAX))
 }
 
 fn cl_argbest(cl: &Arc<ClEngine>, view: &RawView<'_>, flip: bool) -> Result<Option<(u32, u64)>> {
@@ -461,9 +437,15 @@ fn cl_argbest(cl: &Arc<ClEngine>, view: &RawView<'_>, flip: bool) -> Result<Opti
     let mut events = Vec::new();
     cl.for_each_raw_part(view, chunk_bytes(format), |buf, range| {
         let n = range.pixels();
-        let g = groups(cl, n, false);
         let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::U32(flip as u32)];
-        let host = group_partials(cl, TYPED_ARGBEST, format, &args, g, 1, &mut events)?;
+        let host = group_partials(
+            cl,
+            (TYPED_ARGBEST, variant(format)),
+            &args,
+            n,
+            1,
+            &mut events,
+        )?;
         let base = range.first_pixel(width);
         for &k in host.iter().filter(|&&k| k != 0) {
             let found = ((k >> 32) as u32, base + !(k as u32) as u64);
@@ -492,10 +474,10 @@ fn cl_stats(cl: &Arc<ClEngine>, view: &RawView<'_>) -> Result<KeyStats> {
     let mut events = Vec::new();
     cl.for_each_raw_part(view, chunk_bytes(format), |buf, range| {
         let n = range.pixels();
-        let g = groups(cl, n, float);
         if !float {
             let args = [Arg::buf(buf), Arg::U32(n as u32)];
-            let host = group_partials(cl, TYPED_STATS, format, &args, g, 2, &mut events)?;
+            let host =
+                group_partials(cl, (TYPED_STATS, variant(format)), &args, n, 2, &mut events)?;
             for p in host.chunks_exact(2) {
                 st.sum += p[0];
                 st.min = st.min.min((p[1] >> 32) as u32);
@@ -504,9 +486,9 @@ fn cl_stats(cl: &Arc<ClEngine>, view: &RawView<'_>) -> Result<KeyStats> {
             st.count += n as u64;
             return Ok(());
         }
+        let g = fstats_groups(cl, n);
         let mut host = vec![0u64; FSTATS_WORDS * g];
-        let mut words = vec![0u32; 2 * FSTATS_WORDS * g];
-        let partials = cl.scratch(ScratchKind::GroupPartials, words.len())?;
+        let partials = cl.scratch(ScratchKind::GroupPartials, 2 * host.len())?;
         let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::buf(&partials)];
         events.push(cl.launch_variant(
             TYPED_FSTATS,
@@ -515,11 +497,13 @@ fn cl_stats(cl: &Arc<ClEngine>, view: &RawView<'_>) -> Result<KeyStats> {
             g * cl.grid.wg,
             cl.grid.wg,
         )?);
-        cl.read(&partials, 0, &mut words)?;
+        // The kernel's ulongs, read as the u32 words of the scratch buffer's type.
+        cl.read(
+            &partials,
+            0,
+            bytemuck::cast_slice_mut::<u64, u32>(&mut host),
+        )?;
         drop(partials);
-        for (h, w) in host.iter_mut().zip(words.chunks_exact(2)) {
-            *h = w[0] as u64 | (w[1] as u64) << 32;
-        }
         for p in host.chunks_exact(FSTATS_WORDS) {
             st.count += p[0];
             st.min = st.min.min((p[3] >> 32) as u32);
