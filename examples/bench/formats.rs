@@ -140,6 +140,63 @@ fn histogram_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
     lines
 }
 
+/// The blur of mono8, mono16, mono f32 and RGB8 frames at w = 2, 8 and 25 (issue 53's
+/// targets against NPP's row and column filters of the type), end to end and kernel only.
+fn blur_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    fn of<P: Pixel>(engines: &[Engine], size: u32, reps: usize, lines: &mut Vec<String>) {
+        let data = frame::<P>(size, 0x2545_f491);
+        let stride = size as usize * P::FORMAT.bytes_per_pixel();
+        let Ok(view) = ImageView::<P>::from_channels(&data, size, size, stride) else {
+            return;
+        };
+        for w in [2u32, 8, 25] {
+            let blur = clpix::GaussianBlur::new(w);
+            for e in engines {
+                let backend = match e.device() {
+                    Some(d) => format!("OpenCL {}", d.name),
+                    None => format!("rayon {} threads", rayon::current_num_threads()),
+                };
+                let run = || e.gaussian_blur(view, &blur).map(drop);
+                let row = (|| -> clpix::Result<String> {
+                    let wall = time(e, reps, run)?;
+                    let mut ks = Vec::new();
+                    if e.device().is_some() {
+                        for _ in 0..reps {
+                            run()?;
+                            ks.push(kernel_times(e));
+                        }
+                    }
+                    let kernel = if ks.is_empty() {
+                        "-".into()
+                    } else {
+                        kernel_cell(ks)
+                    };
+                    Ok(format!(
+                        "| blur {} w={w} | Random | {backend} | {:.3} ms | | | {kernel} | |",
+                        P::FORMAT.name(),
+                        wall.as_secs_f64() * 1e3
+                    ))
+                })();
+                let line = row.unwrap_or_else(|err| {
+                    format!(
+                        "| blur {} w={w} | Random | {backend} | error: {err} | | | | |",
+                        P::FORMAT.name()
+                    )
+                });
+                println!("{line}");
+                lines.push(line);
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    of::<Luma<u8>>(engines, size, reps, &mut lines);
+    of::<Luma<u16>>(engines, size, reps, &mut lines);
+    of::<Luma<f32>>(engines, size, reps, &mut lines);
+    of::<Rgb<u8>>(engines, size, reps, &mut lines);
+    of::<Rgba<u16>>(engines, size, reps, &mut lines);
+    lines
+}
+
 /// Every format's rows: the host frame end to end (upload, kernel, results), the kernel alone.
 pub(super) fn format_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
     let mut lines = Vec::new();
@@ -151,5 +208,11 @@ pub(super) fn format_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<Str
     lines.extend(rows_of::<Rgba<u16>>(engines, size, reps));
     lines.extend(rows_of::<Rgba<f32>>(engines, size, reps));
     lines.extend(histogram_rows(engines, size, reps));
+    lines.extend(blur_rows(engines, size, reps));
     lines
+}
+
+/// The blur rows alone (`--ops format_blur`).
+pub(super) fn format_blur_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    blur_rows(engines, size, reps)
 }

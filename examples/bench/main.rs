@@ -71,7 +71,7 @@ pub fn op_names() -> Vec<&'static str> {
         .chain(radius_cases().iter())
         .map(|c| c.name)
         .chain(array_ops().iter().map(|o| o.name))
-        .chain(["formats"])
+        .chain(["formats", "format_blur"])
         .collect();
     names.dedup();
     names
@@ -238,6 +238,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if named("formats") {
         lines.extend(formats::format_rows(&engines, size, reps));
+    }
+    if named("format_blur") {
+        lines.extend(formats::format_blur_rows(&engines, size, reps));
     }
     for op in array_ops() {
         if ops

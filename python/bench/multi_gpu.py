@@ -81,7 +81,8 @@ def gpu_rows(args, gpus):
             def no_halo(x):
                 # Each chunk blurred alone (wrong at the seams): what the blur costs without
                 # map_overlap's halo tasks.
-                out = client.persist(x.map_blocks(cd._blur_block, args.radius, args.sigma, "clamp", None, dtype=np.uint8))
+                block = cd._dask_blur._blur_block
+                out = client.persist(x.map_blocks(block, args.radius, args.sigma, "clamp", None, dtype=np.uint8))
                 wait(out)
                 del out
 
@@ -93,7 +94,7 @@ def gpu_rows(args, gpus):
             hists.append(h)
             label = f"{k} GPU worker{'s' if k > 1 else ''} × {threads} threads"
             rows.append((label, t_blur, t_bh, t_h, t_nh, sorted(devices.values())))
-            del img
+            img = None  # the persisted image let go (the closures above read `img`)
         finally:
             client.close()
             cluster.close()

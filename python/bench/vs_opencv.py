@@ -13,7 +13,9 @@ into a new array (radius w, sigma w / 2, clamped border: OpenCV's BORDER_REPLICA
 `k<d>` the darkest 1024 pixels at least d apart against the brightest (both clpix, on
 `--backend`: the ratio is darkest over brightest); the mono frames: `b8`/`b16` the brightest
 of a uint8/uint16 frame against `cv2.minMaxLoc`, `h16` the 65,536-bin histogram of a uint16
-frame against `cv2.calcHist` and `n16` against `np.bincount`. OpenCV runs with its default threads, clpix
+frame against `cv2.calcHist` and `n16` against `np.bincount`; `g8`/`g16`/`gf` the blur of a
+uint8/uint16/float32 frame into a new array against `cv2.GaussianBlur` (BORDER_REPLICATE), one
+row each for w = 2, 8 and 25 (sigma w / 2). OpenCV runs with its default threads, clpix
 with rayon's.
 """
 
@@ -49,11 +51,34 @@ def pair_up(ours, theirs, pairs: int):
     return a, b
 
 
+# The radii of the mono blur cases (g8, g16, gf), a row each.
+MONO_RADII = (2, 8, 25)
+
+
+def mono_blurs(engine, cv2, case: str, m8: np.ndarray, m16: np.ndarray):
+    """The rows of a mono blur case: (label, clpix, OpenCV) for each radius of MONO_RADII."""
+    m = {"g8": m8, "g16": m16, "gf": m8.astype(np.float32) / 255}[case]
+    rows = []
+    for w in MONO_RADII:
+        size = (2 * w + 1, 2 * w + 1)
+        rows.append(
+            (
+                f"{case} w={w}",
+                lambda w=w: engine.gaussian_blur(m, w, sigma=w / 2),
+                lambda w=w, size=size: cv2.GaussianBlur(m, size, w / 2, borderType=cv2.BORDER_REPLICATE),
+            )
+        )
+    return rows
+
+
 def mono_calls(engine, cv2, case: str, size: int):
-    """The mono-frame cases: (clpix, other), or None for another case."""
+    """The mono-frame cases: (clpix, other), a list of (label, clpix, other) for the blurs, or
+    None for another case."""
     rng = np.random.default_rng(2)
     m8 = rng.integers(0, 256, (size, size), dtype=np.uint8)
     m16 = rng.integers(0, 65536, (size, size), dtype=np.uint16)
+    if case in ("g8", "g16", "gf"):
+        return mono_blurs(engine, cv2, case, m8, m16)
     if case in ("b8", "b16"):
         m = m8 if case == "b8" else m16
         return (lambda: engine.extreme(m, "brightest"), lambda: cv2.minMaxLoc(m))
@@ -90,7 +115,7 @@ def calls(engine, cv2, case: str, img: np.ndarray, imgf: np.ndarray):
             lambda: cv2.GaussianBlur(src, size, n / 2, dst=cv_out, borderType=replicate),
         )
     if kind not in "uf":
-        raise SystemExit(f"unknown case {case!r}: u<w>, d<w>, f<w> or k<d>")
+        raise SystemExit(f"unknown case {case!r}: u<w>, d<w>, f<w>, k<d>, b8, b16, h16, n16, g8, g16 or gf")
     return (
         lambda: engine.gaussian_blur(src, n, sigma=n / 2),
         lambda: cv2.GaussianBlur(src, size, n / 2, borderType=replicate),
@@ -114,12 +139,13 @@ def main() -> None:
     print("| case | clpix median | other median | ratio median | ratio quartiles |")
     print("|---|---|---|---|---|")
     for case in args.cases.split(","):
-        ours, theirs = calls(engine, cv2, case, img, imgf)
-        a, b = pair_up(ours, theirs, args.pairs)
-        ratios = [y / x for x, y in zip(a, b)]
-        q = statistics.quantiles(ratios, n=4)
-        ms = lambda v: f"{statistics.median(v) * 1e3:.1f} ms"  # noqa: E731
-        print(f"| {case} | {ms(a)} | {ms(b)} | {statistics.median(ratios):.2f} | {q[0]:.2f}–{q[2]:.2f} |")
+        rows = calls(engine, cv2, case, img, imgf)
+        for label, ours, theirs in rows if isinstance(rows, list) else [(case, *rows)]:
+            a, b = pair_up(ours, theirs, args.pairs)
+            ratios = [y / x for x, y in zip(a, b)]
+            q = statistics.quantiles(ratios, n=4)
+            ms = lambda v: f"{statistics.median(v) * 1e3:.1f} ms"  # noqa: E731
+            print(f"| {label} | {ms(a)} | {ms(b)} | {statistics.median(ratios):.2f} | {q[0]:.2f}–{q[2]:.2f} |")
 
 
 if __name__ == "__main__":

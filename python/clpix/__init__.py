@@ -1,11 +1,11 @@
 """clpix: exact image reductions, histograms, compaction and Gaussian blur on OpenCL or the CPU.
 
-Images are NumPy arrays of shape ``(H, W, 4)`` and dtype ``uint8`` (RGBA8; ``float32`` for
-the f32 blur), of any strides: a C-contiguous array, or one whose rows are padded or cut
-from a wider array, is read in place. The brightest and darkest pixel, the statistics and the
-histograms with bins per call (:func:`histogram`, :func:`histogram_keys`) take every pixel
-format: ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)``
-(RGB, ``uint8`` only) or ``(H, W, 4)`` (RGBA). Every backend gives the same results, bit for
+Images are NumPy arrays of shape ``(H, W, 4)`` and dtype ``uint8`` (RGBA8), of any strides:
+a C-contiguous array, or one whose rows are padded or cut from a wider array, is read in
+place. The Gaussian blur, the brightest and darkest pixel, the statistics and the histograms
+with bins per call (:func:`histogram`, :func:`histogram_keys`) take every pixel format:
+``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)`` (RGB,
+``uint8`` only) or ``(H, W, 4)`` (RGBA). Every backend gives the same results, bit for
 bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
 
 >>> import numpy as np, clpix
@@ -38,10 +38,12 @@ from ._clpix import (
     FormatHit,
     Hit,
     LuminanceStats,
-    _time_rust,
     devices,
     luminance,
 )
+from . import _clpix
+
+_time_rust = _clpix._time_rust  # for bench/bench.py, not part of the API
 
 __all__ = [
     "HIT_DTYPE",
@@ -151,8 +153,8 @@ def gaussian_blur(
     border: str = "clamp",
     out: Optional[np.ndarray] = None,
 ) -> np.ndarray:
-    """Separable Gaussian blur (uint8 or float32 RGBA), on the default engine; into ``out``
-    (returned) when given."""
+    """Separable Gaussian blur of an image of any format (each channel alone), on the
+    default engine; into ``out`` (returned) when given."""
     return default_engine().gaussian_blur(img, radius, sigma, border, out)
 
 

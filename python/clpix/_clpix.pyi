@@ -156,9 +156,9 @@ class Engine:
     """Runs clpix's operations on one backend: an OpenCL device, or the CPU with rayon; both
     give the same results, bit for bit.
 
-    Images are ``(H, W, 4)`` arrays of dtype ``uint8`` (RGBA8; ``float32`` for the f32 blur)
-    of any strides: a C-contiguous array, or one with padded rows (pixels contiguous within a
-    row), is read in place; other layouts are copied first. :meth:`extreme`,
+    Images are ``(H, W, 4)`` arrays of dtype ``uint8`` (RGBA8) of any strides: a C-contiguous
+    array, or one with padded rows (pixels contiguous within a row), is read in place; other
+    layouts are copied first. :meth:`gaussian_blur`, :meth:`extreme`,
     :meth:`luminance_stats`, :meth:`histogram` and :meth:`histogram_keys` take every format
     (:data:`AnyImage`), read in place likewise. The GIL is released while clpix
     works, so threads run in parallel; an engine may be shared between threads.
@@ -229,23 +229,55 @@ class Engine:
     def compacted_image(self, img: ImageU8, threshold: int, order: Order = "scan") -> ImageU8:
         """An image of the input's shape whose first n pixels (scan order) are the n kept
         pixels, in ``order`` (``"scan"`` or ``"luminance"``), the others (0, 0, 0, 0)."""
+    @overload
     def gaussian_blur(
         self,
-        img: Union[ImageU8, ImageF32],
+        img: ImageU8,
         radius: int,
         sigma: Optional[float] = None,
         border: BorderMode = "clamp",
-        out: Optional[Union[ImageU8, ImageF32]] = None,
-    ) -> Union[ImageU8, ImageF32]:
+        out: Optional[ImageU8] = None,
+    ) -> ImageU8: ...
+    @overload
+    def gaussian_blur(
+        self,
+        img: ImageU16,
+        radius: int,
+        sigma: Optional[float] = None,
+        border: BorderMode = "clamp",
+        out: Optional[ImageU16] = None,
+    ) -> ImageU16: ...
+    @overload
+    def gaussian_blur(
+        self,
+        img: ImageF32,
+        radius: int,
+        sigma: Optional[float] = None,
+        border: BorderMode = "clamp",
+        out: Optional[ImageF32] = None,
+    ) -> ImageF32: ...
+    def gaussian_blur(
+        self,
+        img: AnyImage,
+        radius: int,
+        sigma: Optional[float] = None,
+        border: BorderMode = "clamp",
+        out: Optional[AnyImage] = None,
+    ) -> AnyImage:
         """Separable Gaussian blur of ``2 radius + 1`` taps (sigma default ``radius / 2``),
-        horizontal then vertical; uint8 in fixed point (within 1 of the real-valued blur),
-        float32 with one fused multiply-add a tap in a fixed order. Borders: ``"clamp"`` (the
-        edge pixel), ``"reflect"`` (mirror without repeating the edge, NumPy's
-        ``"reflect"``), ``"wrap"``, ``"zero"``. Read in place when C-contiguous (a float32
-        image of another layout is copied first). ``out``: an array of the image's shape and
-        dtype, C-contiguous and writeable, that receives the result and is returned (no fresh
-        result each call); a uint8 ``out`` must not share memory with the image, a float32 one
-        may (the image is then copied first)."""
+        horizontal then vertical, of an image of any format (:data:`AnyImage`: ``uint8``,
+        ``uint16`` or ``float32`` of shape ``(H, W)``, ``(H, W, 3)`` (``uint8`` only) or
+        ``(H, W, 4)``), each channel blurred alone; the result has the image's shape and
+        dtype. uint8 channels in fixed point (16-bit weights; within 1 of the real-valued
+        blur), uint16 channels with 24-bit weights (within 1), float32 with one fused
+        multiply-add a tap in a fixed order. Borders: ``"clamp"`` (the edge pixel),
+        ``"reflect"`` (mirror without repeating the edge, NumPy's ``"reflect"``), ``"wrap"``,
+        ``"zero"``. Read in place where the layout allows (pixels contiguous within rows; a
+        ``(H, W, 4)`` float32 image only when C-contiguous), else copied first. ``out``: an
+        array of the image's shape and dtype, C-contiguous and writeable, that receives the
+        result and is returned (no fresh result each call); it may share memory with the image
+        (which is then copied first), except for a ``(H, W, 4)`` uint8 image. TypeError for
+        another dtype, ValueError for another shape (of the image or of ``out``)."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

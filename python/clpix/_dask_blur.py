@@ -1,6 +1,7 @@
 """The Gaussian blur of ``clpix.dask``: each chunk blurred with the rows and columns of its
 neighbours around it (a halo), in two tasks a chunk. Used by :func:`clpix.dask.gaussian_blur`,
-which checks the input and the parameters."""
+which checks the input and the parameters. Images of every format: ``(H, W)`` (mono) or
+``(H, W, C)`` with the channels in one chunk."""
 
 from __future__ import annotations
 
@@ -35,6 +36,15 @@ def _halo_parts(block, d0: int, d1: int):
     ``d1`` columns (views: a transfer to another worker serialises only their pixels)."""
     h, w = block.shape[:2]
     return block[:d0], block[h - d0 :], block[:, :d1], block[:, w - d1 :]
+
+
+def _key(name: str, i: int, j: int, ndim: int) -> Tuple[Any, ...]:
+    """The key of chunk (i, j) of a 2-D image, or of a 3-D one (one chunk of channels)."""
+    return (name, i, j) + (0,) * (ndim - 2)
+
+
+def _meta(img: da.Array) -> np.ndarray:
+    return np.empty((0,) * img.ndim, img.dtype)
 
 
 def _from_neighbour(parts, dy: int, dx: int, d1: int):
@@ -91,7 +101,7 @@ def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma,
     dsk: Dict[Any, Any] = {}
     for i in range(ni):
         for j in range(nj):
-            dsk[(halo, i, j)] = (_halo_parts, (img.name, i, j, 0), d0, d1)
+            dsk[(halo, i, j)] = (_halo_parts, _key(img.name, i, j, img.ndim), d0, d1)
 
     def neighbour(i: int, j: int, dy: int, dx: int) -> Any:
         ii, jj = i + dy, j + dx
@@ -106,9 +116,9 @@ def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma,
     for i in range(ni):
         for j in range(nj):
             around = [neighbour(i, j, dy, dx) for dy, dx in _NEIGHBOURS]
-            dsk[(out, i, j, 0)] = (
+            dsk[_key(out, i, j, img.ndim)] = (
                 _blur_with_halo,
-                (img.name, i, j, 0),
+                _key(img.name, i, j, img.ndim),
                 around,
                 d0,
                 d1,
@@ -118,11 +128,11 @@ def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma,
                 backend,
             )
     graph = HighLevelGraph.from_collections(out, dsk, dependencies=[img])
-    return da.Array(graph, out, chunks=img.chunks, dtype=img.dtype, meta=np.empty((0, 0, 0), img.dtype))
+    return da.Array(graph, out, chunks=img.chunks, dtype=img.dtype, meta=_meta(img))
 
 
 def blur(img: da.Array, radius: int, sigma: Optional[float], border: str, backend: Optional[str]) -> da.Array:
-    """The blur of a checked ``(H, W, 4)`` image with pixels (lazy): chunks narrower than
+    """The blur of a checked image of any format with pixels (lazy): chunks narrower than
     ``radius`` merged with their neighbours, then each chunk blurred with ``radius`` rows and
     columns of its neighbours along each axis cut into several chunks."""
     depth = [0, 0]
@@ -135,7 +145,5 @@ def blur(img: da.Array, radius: int, sigma: Optional[float], border: str, backen
     if tuple(chunks) != img.chunks:
         img = img.rechunk(tuple(chunks))
     if depth == [0, 0]:
-        return img.map_blocks(
-            _blur_block, radius, sigma, border, backend, dtype=img.dtype, meta=np.empty((0, 0, 0), img.dtype)
-        )
+        return img.map_blocks(_blur_block, radius, sigma, border, backend, dtype=img.dtype, meta=_meta(img))
     return _overlapped_blur(img, depth[0], depth[1], border == "wrap", radius, sigma, border, backend)

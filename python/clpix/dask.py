@@ -9,11 +9,12 @@ bit for bit equal to the single-image call.
   (global coordinates, ties to the smallest scan index ``y * W + x``); they compute at once
   with the current scheduler (a ``distributed.Client`` if one is active) and return what the
   single-image call returns.
-- :func:`extreme`, :func:`luminance_stats`, :func:`histogram` and :func:`histogram_keys` take
-  every pixel format, as the single-image calls: ``uint8``, ``uint16`` or ``float32`` arrays of
-  shape ``(H, W)``, ``(H, W, 3)`` (``uint8`` only) or ``(H, W, 4)``, chunked in H and W (the
-  float32 statistics add the chunks' exact sums and round once). The other operations take
-  RGBA8 (``(H, W, 4)`` ``uint8``; the blur also ``float32``), as their single-image calls.
+- :func:`gaussian_blur`, :func:`extreme`, :func:`luminance_stats`, :func:`histogram` and
+  :func:`histogram_keys` take every pixel format, as the single-image calls: ``uint8``,
+  ``uint16`` or ``float32`` arrays of shape ``(H, W)``, ``(H, W, 3)`` (``uint8`` only) or
+  ``(H, W, 4)``, chunked in H and W (the float32 statistics add the chunks' exact sums and
+  round once). The other operations take RGBA8 (``(H, W, 4)`` ``uint8``), as their
+  single-image calls.
 - :func:`compacted_image` returns a Dask array whose chunks are filled from the compaction.
 - :func:`exclusive_scan` scans a 1-D ``uint32`` Dask array (lazy).
 
@@ -494,8 +495,8 @@ def gaussian_blur(
     *,
     backend: Optional[str] = None,
 ) -> da.Array:
-    """The separable Gaussian blur of a uint8 or float32 image (lazy), equal bit for bit to
-    ``clpix.gaussian_blur`` on the whole image.
+    """The separable Gaussian blur of an image of any format (lazy; as
+    ``clpix.gaussian_blur``), equal bit for bit to ``clpix.gaussian_blur`` on the whole image.
 
     Each chunk is blurred with ``radius`` rows and columns of its neighbours around it along
     each axis cut into several chunks (chunks narrower than ``radius`` merged first), in two
@@ -505,9 +506,8 @@ def gaussian_blur(
     its strips reaches at least ``radius`` pixels inward, so clpix's mirror lands on the same
     pixels as on the whole image), and the far side's strips for wrap.
     """
-    img = _as_image(img, (np.uint8, np.float32))
-    probe = _probe() if img.dtype == np.uint8 else _probe().astype(np.float32)
-    engine(backend).gaussian_blur(probe, radius, sigma, border)  # clpix's own checks
+    img = _formats.as_any_image(img)
+    engine(backend).gaussian_blur(_formats.probe(img), radius, sigma, border)  # clpix's own checks
     if img.size == 0:
         return da.zeros(img.shape, dtype=img.dtype, chunks=img.chunks)
     return _dask_blur.blur(img, radius, sigma, border, backend)

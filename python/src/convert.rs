@@ -167,14 +167,16 @@ pub(crate) fn image_u8<'py>(obj: &Bound<'py, PyAny>) -> PyResult<ImageU8<'py>> {
     }
 }
 
-/// Reads an `H×W×4` `float32` image into clpix's owned f32 image (one copy).
+/// Reads an `H×W×4` `float32` image: in place when C-contiguous, else copied.
 pub(crate) fn image_f32<'py>(obj: &Bound<'py, PyAny>) -> PyResult<ImageF32<'py>> {
     let (array, width, height) = image_array::<f32>(obj, "float32")?;
     let readonly = array
         .cast::<PyArray3<f32>>()?
         .try_readonly()
         .map_err(borrow_error)?;
-    if readonly.as_slice().is_ok() {
+    // Not `as_slice` alone: it also takes a Fortran-ordered array, whose values are not in
+    // the (row, pixel, channel) order read.
+    if readonly.is_c_contiguous() && readonly.as_slice().is_ok() {
         return Ok(ImageF32::Borrowed {
             array: readonly,
             width,

@@ -1,13 +1,11 @@
 //! `clpix.Engine`: the operations on NumPy arrays, each run with the GIL released.
 
-use crate::convert::{
-    array_u32, hit_bytes, hits_out, image_f32, image_out, image_out_array, image_u8, ImageU8,
-};
+use crate::convert::{array_u32, hit_bytes, hits_out, image_out, image_u8, ImageU8};
 use crate::errors::{invalid, to_py, value_error, IntoPyResult};
 use crate::formats::{self, any_image, ExtremeJob, HistogramJob, StatsJob};
 use crate::types::Device;
 use clpix::{Bins, Border, CompactOrder, Engine, GaussianBlur, ImageView, PixelHit};
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayDescrMethods, PyArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
@@ -370,8 +368,11 @@ impl PyEngine {
         image_out(py, out.into_raw(), w, h)
     }
 
-    /// Separable Gaussian blur of a uint8 (fixed point) or float32 image; into `out` (an
-    /// `H×W×4` C-contiguous array of the image's dtype, returned) when given.
+    /// Separable Gaussian blur of an image of any format (uint8, uint16 or float32, shaped
+    /// `(H, W)`, `(H, W, 3)` (uint8) or `(H, W, 4)`), each channel alone: 8-bit channels in
+    /// fixed point, 16-bit ones with 24-bit weights, float32 with one fused multiply-add a tap;
+    /// into `out` (a C-contiguous array of the image's shape and dtype, returned) when given,
+    /// which may be the image itself (copied first), except for an `(H, W, 4)` uint8 image.
     #[pyo3(signature = (img, radius, sigma = None, border = "clamp", out = None))]
     fn gaussian_blur<'py>(
         &self,
@@ -383,48 +384,7 @@ impl PyEngine {
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let blur = blur_params(radius, sigma, border)?;
-        let is_f32 = img
-            .cast::<numpy::PyUntypedArray>()
-            .map(|a| numpy::PyUntypedArrayMethods::dtype(a).is_equiv_to(&numpy::dtype::<f32>(py)))
-            .unwrap_or(false);
-        if is_f32 {
-            // Read in place when C-contiguous.
-            let src = image_f32(img)?;
-            let (w, h) = src.dimensions();
-            if let Some(out) = out {
-                // An `out` that shares memory with the image cannot be lent for writing while
-                // the image is lent: the image is then copied first, so `out` may be `img`.
-                let (src, mut dst) = match image_out_array::<f32>(out, "float32", (w, h)) {
-                    Ok(dst) => (src, dst),
-                    Err(_) if src.is_borrowed() => {
-                        let src = src.into_copied()?;
-                        let dst = image_out_array::<f32>(out, "float32", (w, h))?;
-                        (src, dst)
-                    }
-                    Err(e) => return Err(e),
-                };
-                let view = src.view()?;
-                let values = dst.as_slice_mut().map_err(|e| value_error(e.to_string()))?;
-                py.detach(|| self.engine.gaussian_blur_f32_into(&view, &blur, values))
-                    .py()?;
-                return Ok(out.clone());
-            }
-            let view = src.view()?;
-            let res = py
-                .detach(|| self.engine.gaussian_blur_f32(&view, &blur))
-                .py()?;
-            return Ok(image_out(py, res.into_raw(), w, h)?.into_any());
-        }
-        let img = image_u8(img)?;
-        let (w, h) = img.size();
-        if let Some(out) = out {
-            let mut dst = image_out_array::<u8>(out, "uint8", (w, h))?;
-            let bytes = dst.as_slice_mut().map_err(|e| value_error(e.to_string()))?;
-            self.with_view(py, &img, |e, v| e.gaussian_blur_into(v, &blur, bytes))?;
-            return Ok(out.clone());
-        }
-        let res = self.with_view(py, &img, |e, v| e.gaussian_blur(v, &blur))?;
-        Ok(image_out(py, res.into_raw(), w, h)?.into_any())
+        crate::blur::gaussian_blur(py, &self.engine, img, blur, out)
     }
 
     /// Exclusive prefix sum of a 1-D uint32 array (wrapping).

@@ -109,6 +109,33 @@ impl<'py, T: Element + Copy> Channels<'py, T> {
         })
     }
 
+    /// The shape of the array: `(H, W)`, or `(H, W, channels)`.
+    fn shape(&self) -> Vec<usize> {
+        let (h, w) = (self.height as usize, self.width as usize);
+        match self.channels {
+            1 => vec![h, w],
+            c => vec![h, w, c],
+        }
+    }
+
+    /// Whether the values are the caller's array's (borrowed from NumPy).
+    fn is_borrowed(&self) -> bool {
+        matches!(self.stored, Stored::Borrowed { .. })
+    }
+
+    /// A packed copy of the values, the array's borrow given back (for an `out=` that shares
+    /// memory with the image).
+    fn into_copied(self) -> Self {
+        let stored = match self.stored {
+            // Logical (C) order: rows, pixels, channels, packed; the borrow ends here.
+            Stored::Borrowed { array, .. } => {
+                Stored::Copied(array.as_array().iter().copied().collect())
+            }
+            copied => copied,
+        };
+        Channels { stored, ..self }
+    }
+
     /// The pixels as clpix's view of `P` (no copy).
     pub(crate) fn view<P>(&self) -> PyResult<ImageView<'_, P>>
     where
@@ -160,12 +187,74 @@ pub(crate) enum AnyImage<'py> {
     RgbaF32(Channels<'py, f32>),
 }
 
+impl AnyImage<'_> {
+    /// The shape of the array: `(H, W)`, or `(H, W, channels)`.
+    pub(crate) fn shape(&self) -> Vec<usize> {
+        match self {
+            AnyImage::Luma8(c) | AnyImage::Rgb8(c) | AnyImage::Rgba8(c) => c.shape(),
+            AnyImage::Luma16(c) | AnyImage::Rgba16(c) => c.shape(),
+            AnyImage::LumaF32(c) | AnyImage::RgbaF32(c) => c.shape(),
+        }
+    }
+
+    /// The channel type.
+    pub(crate) fn dtype(&self) -> Dtype {
+        match self {
+            AnyImage::Luma8(_) | AnyImage::Rgb8(_) | AnyImage::Rgba8(_) => Dtype::U8,
+            AnyImage::Luma16(_) | AnyImage::Rgba16(_) => Dtype::U16,
+            AnyImage::LumaF32(_) | AnyImage::RgbaF32(_) => Dtype::F32,
+        }
+    }
+
+    /// Whether the values are the caller's array's (borrowed from NumPy).
+    pub(crate) fn is_borrowed(&self) -> bool {
+        match self {
+            AnyImage::Luma8(c) | AnyImage::Rgb8(c) | AnyImage::Rgba8(c) => c.is_borrowed(),
+            AnyImage::Luma16(c) | AnyImage::Rgba16(c) => c.is_borrowed(),
+            AnyImage::LumaF32(c) | AnyImage::RgbaF32(c) => c.is_borrowed(),
+        }
+    }
+
+    /// The image with its values copied, the array's borrow given back.
+    pub(crate) fn into_copied(self) -> Self {
+        match self {
+            AnyImage::Luma8(c) => AnyImage::Luma8(c.into_copied()),
+            AnyImage::Luma16(c) => AnyImage::Luma16(c.into_copied()),
+            AnyImage::LumaF32(c) => AnyImage::LumaF32(c.into_copied()),
+            AnyImage::Rgb8(c) => AnyImage::Rgb8(c.into_copied()),
+            AnyImage::Rgba8(c) => AnyImage::Rgba8(c.into_copied()),
+            AnyImage::Rgba16(c) => AnyImage::Rgba16(c.into_copied()),
+            AnyImage::RgbaF32(c) => AnyImage::RgbaF32(c.into_copied()),
+        }
+    }
+}
+
 /// The channel types of the arrays taken.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Dtype {
+pub(crate) enum Dtype {
     U8,
     U16,
     F32,
+}
+
+impl Dtype {
+    /// NumPy's name of it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Dtype::U8 => "uint8",
+            Dtype::U16 => "uint16",
+            Dtype::F32 => "float32",
+        }
+    }
+
+    /// NumPy's dtype of it (native byte order).
+    pub(crate) fn numpy(self, py: Python<'_>) -> Bound<'_, numpy::PyArrayDescr> {
+        match self {
+            Dtype::U8 => numpy::dtype::<u8>(py),
+            Dtype::U16 => numpy::dtype::<u16>(py),
+            Dtype::F32 => numpy::dtype::<f32>(py),
+        }
+    }
 }
 
 /// Reads an image of any format (see the module's documentation): a `TypeError` for another
@@ -320,12 +409,12 @@ impl IntoAnyStats for clpix::FloatStats {
 
 /// A pixel type of the seven, with what its results become.
 pub(crate) trait FormatPixel:
-    Pixel<Subpixel: bytemuck::Pod, Hit: IntoAnyHit, Stats: IntoAnyStats>
+    Pixel<Subpixel: bytemuck::Pod + IntoValues, Hit: IntoAnyHit, Stats: IntoAnyStats>
 {
 }
 
 impl<P> FormatPixel for P where
-    P: Pixel<Subpixel: bytemuck::Pod, Hit: IntoAnyHit, Stats: IntoAnyStats>
+    P: Pixel<Subpixel: bytemuck::Pod + IntoValues, Hit: IntoAnyHit, Stats: IntoAnyStats>
 {
 }
 
@@ -410,5 +499,50 @@ impl Job for HistogramJob {
         }
         let rows = engine.histogram(view, self.bins)?;
         Ok((rows.concat(), P::FORMAT.channels()))
+    }
+}
+
+/// A blur's result: the channel values, rows packed.
+pub(crate) enum Values {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    F32(Vec<f32>),
+}
+
+impl Values {
+    /// The values as a NumPy array of `shape` (no copy).
+    pub(crate) fn into_array<'py>(
+        self,
+        py: Python<'py>,
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Values::U8(v) => numpy::PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
+            Values::U16(v) => numpy::PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
+            Values::F32(v) => numpy::PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
+        })
+    }
+}
+
+/// The channel types, whose values become [`Values`].
+pub(crate) trait IntoValues: Sized {
+    fn into_values(values: Vec<Self>) -> Values;
+}
+
+impl IntoValues for u8 {
+    fn into_values(values: Vec<u8>) -> Values {
+        Values::U8(values)
+    }
+}
+
+impl IntoValues for u16 {
+    fn into_values(values: Vec<u16>) -> Values {
+        Values::U16(values)
+    }
+}
+
+impl IntoValues for f32 {
+    fn into_values(values: Vec<f32>) -> Values {
+        Values::F32(values)
     }
 }

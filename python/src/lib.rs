@@ -2,6 +2,7 @@
 //! as the Rust library. The Python package `clpix` re-exports everything here and adds
 //! module-level functions on a default engine and `clpix.dask`.
 
+mod blur;
 mod convert;
 mod engine;
 mod errors;

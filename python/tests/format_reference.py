@@ -1,6 +1,7 @@
 """NumPy (and exact rational) references for the operations that take every pixel format,
-written from docs/SPEC.md ("Pixel formats", "Histograms of every format"), independently of
-clpix: uint8, uint16 and float32 images shaped (H, W), (H, W, 3) (uint8) or (H, W, 4)."""
+written from docs/SPEC.md ("Pixel formats", "Histograms of every format", "Gaussian blur") and
+the blur's rules for every format (clpix::Engine::gaussian_blur), independently of clpix: uint8, uint16 and float32 images shaped (H, W), (H, W, 3)
+(uint8) or (H, W, 4)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import math
 from fractions import Fraction
 
 import numpy as np
+
+from reference import border_index, weights_f64
+from reference import fma_f32 as fma_f32_arrays
 
 # The float32 weights of the RGBA f32 key.
 W_R, W_G, W_B = np.float32(0.21), np.float32(0.72), np.float32(0.07)
@@ -171,3 +175,76 @@ def histogram(img: np.ndarray, bins: int, lo, hi) -> np.ndarray:
 
 def histogram_keys(img: np.ndarray, bins: int, lo, hi) -> np.ndarray:
     return _histogram(keys(img), bins, lo, hi)
+
+
+# --- the blur of every format ------------------------------------------------------------
+# As clpix::Engine::gaussian_blur states them: each channel blurred alone, horizontal pass then
+# vertical; 8-bit channels with 16-bit weights q (Σq = 2^16): t = (Σ q p + 2^7) >> 8, out =
+# (Σ q t + 2^23) >> 24; 16-bit channels with 24-bit weights (Σq = 2^24): t = (Σ q p + 2^15) >>
+# 16, out = (Σ q t + 2^31) >> 32; float32: acc = fma(wt_i, x(pos + i), acc) tap by tap.
+
+
+def blur_weights_fixed(radius: int, sigma: float, bits: int) -> list:
+    """Symmetric integer weights summing to 2^bits: n_i · 2^bits floored, the remainder
+    handed out in pairs (-d, +d) by largest fractional part (ties to the smaller d), an odd
+    unit to the centre (src/ops/blur/rules.rs)."""
+    one = 1 << bits
+    f = [v * float(one) for v in weights_f64(radius, sigma)]
+    q = [max(int(math.floor(v)), 0) for v in f]
+    rem = one - sum(q)
+    if rem % 2:
+        q[radius] += 1
+        rem -= 1
+    for d in sorted(range(1, radius + 1), key=lambda d: (-(f[radius + d] - math.floor(f[radius + d])), d)):
+        if rem < 2:
+            break
+        q[radius - d] += 1
+        q[radius + d] += 1
+        rem -= 2
+    q[radius] += rem
+    return q
+
+
+def _blur_pass(src: np.ndarray, weights, radius: int, border: str, axis: int, step) -> np.ndarray:
+    """acc = step(weight, value, acc) for every tap in order along ``axis`` of an (H, W, C)
+    array (0 for the Zero border's pixels outside)."""
+    n = src.shape[axis]
+    idx, zero = border_index(n, radius, border)
+    acc = np.zeros(src.shape, src.dtype)
+    for t in range(2 * radius + 1):
+        vals = np.take(src, idx[:, t], axis=axis)
+        if zero[:, t].any():
+            shape = [1, 1, 1]
+            shape[axis] = n
+            vals = np.where(zero[:, t].reshape(shape), src.dtype.type(0), vals).astype(src.dtype)
+        acc = step(weights[t], vals, acc)
+    return acc
+
+
+def blur(img: np.ndarray, radius: int, sigma=None, border: str = "clamp") -> np.ndarray:
+    """The blur of an image of any format, channel by channel, of its shape and dtype."""
+    if sigma is None:
+        sigma = radius / 2.0
+    if img.size == 0 or (radius == 0 and sigma == 0):
+        return img.copy()
+    x = img[..., None] if img.ndim == 2 else img
+    if img.dtype == np.float32:
+        wt = np.array(weights_f64(radius, sigma), np.float64).astype(np.float32)
+
+        def fma(w, v, acc):
+            with np.errstate(invalid="ignore", over="ignore"):  # NaN and infinities
+                return fma_f32_arrays(np.full(v.shape, w, np.float32), v, acc)
+
+        out = _blur_pass(_blur_pass(x, wt, radius, border, 1, fma), wt, radius, border, 0, fma)
+        return out.reshape(img.shape)
+    bits, h_shift, v_shift = (16, 8, 24) if img.dtype == np.uint8 else (24, 16, 32)
+    q = [np.uint64(v) for v in blur_weights_fixed(radius, sigma, bits)]
+
+    def mad(w, v, acc):
+        return acc + w * v
+
+    h = _blur_pass(x.astype(np.uint64), q, radius, border, 1, mad)
+    t = (h + np.uint64(1 << (h_shift - 1))) >> np.uint64(h_shift)
+    v = _blur_pass(t, q, radius, border, 0, mad)
+    out = (v + np.uint64(1 << (v_shift - 1))) >> np.uint64(v_shift)
+    return out.astype(img.dtype).reshape(img.shape)

@@ -48,6 +48,12 @@ pub struct BlurTuning {
     /// `blur.f32_vrows=0|4|8|16`: output rows a block of the f32 radius-built vertical
     /// pass walking strips a channel a work-item; 0: pixel columns, `f32_rows` rows each.
     pub f32_vrows: Option<u32>,
+    /// `blur.typed_rows=4|8|16|32`: output rows a work-item of the vertical pass of the other
+    /// formats' blur takes (`blur/typed.cl`).
+    pub typed_rows: Option<u32>,
+    /// `blur.typed_vector=1|4`: adjacent channel values a work-item of that vertical pass
+    /// takes (4 where a row holds a multiple of 4).
+    pub typed_vector: Option<u32>,
 }
 
 /// The GPU f32 blur's kernels (`blur.f32_kernel`).

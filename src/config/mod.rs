@@ -377,7 +377,7 @@ mod tests {
         t.set("blur.kernel", "auto").unwrap();
         assert_eq!(t.blur.kernel, None);
         // Every listed setting has a setter that takes some value.
-        assert_eq!(SETTINGS.len(), 32);
+        assert_eq!(SETTINGS.len(), 34);
         t.set("trust_drivers", "1").unwrap();
         assert!(t.trust_drivers);
     }

@@ -66,6 +66,8 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("blur.f32_columns", "1 or 2"),
     ("blur.f32_rows", "8, 16 or 32"),
     ("blur.f32_vrows", "0, 4, 8 or 16"),
+    ("blur.typed_rows", "4, 8, 16 or 32"),
+    ("blur.typed_vector", "1 or 4"),
 ];
 
 /// The setters, in the order of [`SETTINGS`].
@@ -180,6 +182,8 @@ const SETTERS: [Setter; SETTINGS.len()] = [
     |t, v| put(&mut t.blur.f32_columns, count(v, &[1, 2])),
     |t, v| put(&mut t.blur.f32_rows, count(v, &[8, 16, 32])),
     |t, v| put(&mut t.blur.f32_vrows, count(v, &[0, 4, 8, 16])),
+    |t, v| put(&mut t.blur.typed_rows, count(v, &[4, 8, 16, 32])),
+    |t, v| put(&mut t.blur.typed_vector, count(v, &[1, 4])),
 ];
 
 /// The variables a user sets, each with the setting it sets. `CLPIX_BACKEND` and

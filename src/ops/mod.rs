@@ -13,8 +13,42 @@ mod warm_up;
 
 use crate::opencl::ProgramId;
 
+/// `fn $lookup(format) -> &'static Family`: seven kernel families of `$program` checked by
+/// `$probe`, one per pixel format (each format a build of its own, with its own verdict), named
+/// `<$prefix>_mono8`, `_mono16`, `_mono_f32`, `_rgb8`, `_rgba8`, `_rgba16`, `_rgba_f32`.
+macro_rules! format_families {
+    ($vis:vis fn $lookup:ident, $prefix:literal, $program:expr, $probe:expr) => {
+        $vis fn $lookup(format: $crate::spec::Format) -> &'static $crate::engine::Family {
+            use $crate::engine::Family;
+            use $crate::spec::Format;
+            macro_rules! one {
+                ($suffix:literal) => {
+                    Family { name: concat!($prefix, $suffix), program: $program, probe: $probe }
+                };
+            }
+            static MONO8: Family = one!("_mono8");
+            static MONO16: Family = one!("_mono16");
+            static MONO_F32: Family = one!("_mono_f32");
+            static RGB8: Family = one!("_rgb8");
+            static RGBA8: Family = one!("_rgba8");
+            static RGBA16: Family = one!("_rgba16");
+            static RGBA_F32: Family = one!("_rgba_f32");
+            match format {
+                Format::Luma8 => &MONO8,
+                Format::Luma16 => &MONO16,
+                Format::LumaF32 => &MONO_F32,
+                Format::Rgb8 => &RGB8,
+                Format::Rgba8 => &RGBA8,
+                Format::Rgba16 => &RGBA16,
+                Format::RgbaF32 => &RGBA_F32,
+            }
+        }
+    };
+}
+pub(crate) use format_families;
+
 /// Every program the operations declare.
-pub(crate) const PROGRAMS: [ProgramId; 8] = [
+pub(crate) const PROGRAMS: [ProgramId; 9] = [
     reduce::kernels::PROGRAM,
     reduce::kernels::TYPED_PROGRAM,
     histogram::kernels::PROGRAM,
@@ -22,6 +56,7 @@ pub(crate) const PROGRAMS: [ProgramId; 8] = [
     scan::kernels::PROGRAM,
     compact::kernels::PROGRAM,
     blur::kernels::PROGRAM,
+    blur::kernels::TYPED_PROGRAM,
     select::kernels::PROGRAM,
 ];
 

@@ -275,7 +275,14 @@ mod sealed {
 /// fn channels<P: Pixel>() -> usize { P::FORMAT.channels() }
 /// assert_eq!(channels::<image::Rgb<u8>>(), 3);
 /// ```
-pub trait Pixel: image::Pixel + Send + Sync + std::fmt::Debug + 'static + sealed::Sealed {
+pub trait Pixel:
+    image::Pixel<Subpixel: bytemuck::Pod + Default>
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + 'static
+    + sealed::Sealed
+{
     /// The format.
     const FORMAT: Format;
     /// Its key: `u8`/`u16` for one integer channel, the luminance `u16` for integer colour,

@@ -12,6 +12,7 @@ use proptest::prelude::*;
 mod reference;
 use reference::*;
 mod cases;
+mod formats;
 
 fn engines() -> &'static [Engine] {
     static E: SharedEngines = SharedEngines::new();

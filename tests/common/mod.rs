@@ -533,6 +533,13 @@ pub fn every_format_op(e: &Engine, img: &TestImage) -> Vec<String> {
             out.push(format!("{:?}", e.luminance_stats(&$img)));
             out.push(format!("{:?}", e.histogram(&$img, $bins)));
             out.push(format!("{:?}", e.histogram_keys(&$img, $bins)));
+            // The blur: the tile in local memory (w = 2), and taps beyond the image (w = 9).
+            for blur in [
+                clpix::GaussianBlur::new(2).border(clpix::Border::Reflect),
+                clpix::GaussianBlur::new(9).border(clpix::Border::Zero),
+            ] {
+                out.push(format!("{:?}", e.gaussian_blur(&$img, &blur).map(|b| b.into_raw())));
+            }
         )*};
     }
     ops!(m8, few_bins; m16, int_bins; mf, f32_bins; rgb, few_bins; r16, int_bins; rf, f32_bins);

@@ -10,25 +10,26 @@ pub(super) mod kern {
     use crate::cpu::multiversion;
 
     multiversion! {
-        fn h_u8(pad: &[u8], q: &[u32], out: &mut [u16]) -> () {
-            // out[j] = (Σ_i q[i] · pad[j + 4 i] + 128) >> 8, symmetric weights paired.
+        fn h_u8(pad: &[u8], q: &[u32], c: usize, out: &mut [u16]) -> () {
+            // out[j] = (Σ_i q[i] · pad[j + c i] + 128) >> 8 (c channels a pixel), symmetric
+            // weights paired.
             let w = q.len() / 2;
             let n = out.len();
             let mut j0 = 0;
             while j0 + BLK <= n {
                 let mut acc = [0u32; BLK];
-                let c: &[u8; BLK] = pad[j0 + 4 * w..j0 + 4 * w + BLK].try_into().unwrap_or(&[0; BLK]);
+                let ctr: &[u8; BLK] = pad[j0 + c * w..j0 + c * w + BLK].try_into().unwrap_or(&[0; BLK]);
                 let qc = q[w];
                 for k in 0..BLK {
-                    acc[k] = qc * c[k] as u32;
+                    acc[k] = qc * ctr[k] as u32;
                 }
                 for d in 1..=w {
                     // A side weight is below 2^15 (checked in weights_fixed): with that bound
                     // known the compiler multiplies with 16-bit multiply-adds (about 3% of a
                     // w = 2 blur here).
                     let qd = q[w + d] & 0x7fff;
-                    let a: &[u8; BLK] = pad[j0 + 4 * (w - d)..j0 + 4 * (w - d) + BLK].try_into().unwrap_or(&[0; BLK]);
-                    let b: &[u8; BLK] = pad[j0 + 4 * (w + d)..j0 + 4 * (w + d) + BLK].try_into().unwrap_or(&[0; BLK]);
+                    let a: &[u8; BLK] = pad[j0 + c * (w - d)..j0 + c * (w - d) + BLK].try_into().unwrap_or(&[0; BLK]);
+                    let b: &[u8; BLK] = pad[j0 + c * (w + d)..j0 + c * (w + d) + BLK].try_into().unwrap_or(&[0; BLK]);
                     for k in 0..BLK {
                         acc[k] = acc[k].wrapping_add(qd * (a[k] as u32 + b[k] as u32));
                     }
@@ -46,10 +47,10 @@ pub(super) mod kern {
                 }
             }
             for j in j0..n {
-                let mut acc = q[w] * pad[j + 4 * w] as u32;
+                let mut acc = q[w] * pad[j + c * w] as u32;
                 for d in 1..=w {
                     acc = acc.wrapping_add(
-                        q[w + d].wrapping_mul(pad[j + 4 * (w - d)] as u32 + pad[j + 4 * (w + d)] as u32),
+                        q[w + d].wrapping_mul(pad[j + c * (w - d)] as u32 + pad[j + c * (w + d)] as u32),
                     );
                 }
                 out[j] = (acc.wrapping_add(128) >> 8) as u16;
@@ -117,25 +118,25 @@ pub(super) fn large_buffer<T>(
     Ok(buf)
 }
 
-/// Fills `pad` with the pixels `x0 - w .. x1 + w` (4 channels each) of `row` (`width` pixels),
-/// those outside the row read through the border mode.
+/// Fills `pad` with the pixels `x0 - w .. x1 + w` (`c` channels each) of `row` (`width`
+/// pixels), those outside the row read through the border mode.
 pub(super) fn pad_row<T: Copy + Default>(
     row: &[T],
-    width: usize,
+    (width, c): (usize, usize),
     (x0, x1): (usize, usize),
     w: usize,
     border: Border,
     pad: &mut Vec<T>,
 ) {
     pad.clear();
-    pad.resize((x1 - x0 + 2 * w) * 4, T::default());
+    pad.resize((x1 - x0 + 2 * w) * c, T::default());
     let first = x0 as i64 - w as i64;
     // The part inside the row is one copy.
     let lo = first.max(0) as usize;
     let hi = (x1 + w).min(width);
     if lo < hi {
-        let at = (lo as i64 - first) as usize * 4;
-        pad[at..at + (hi - lo) * 4].copy_from_slice(&row[lo * 4..hi * 4]);
+        let at = (lo as i64 - first) as usize * c;
+        pad[at..at + (hi - lo) * c].copy_from_slice(&row[lo * c..hi * c]);
     }
     // The pixels before and after it, through the border mode.
     let total = x1 - x0 + 2 * w;
@@ -146,25 +147,25 @@ pub(super) fn pad_row<T: Copy + Default>(
     };
     let edges = (0..copy_from.min(total)).chain(copy_to..total);
     for k in edges {
-        let dst = &mut pad[4 * k..4 * k + 4];
+        let dst = &mut pad[c * k..c * k + c];
         match border.map(first + k as i64, width as u64) {
             Some(s) => {
-                let s = s as usize * 4;
-                dst.copy_from_slice(&row[s..s + 4]);
+                let s = s as usize * c;
+                dst.copy_from_slice(&row[s..s + c]);
             }
             None => dst.fill(T::default()),
         }
     }
 }
 
-/// The horizontal pass of pixels `x0..x1` of one row into `dst` (`4 (x1 - x0)` values), with
+/// The horizontal pass of pixels `x0..x1` of one row into `dst` (`c (x1 - x0)` values), with
 /// `h(input, dst)` filtering `input` (the pixels and their `w`-pixel halo on each side): the
 /// part whose halo lies inside the row is read in place, and only the pixels within `w` of an
 /// edge go through a padded copy (copying whole edge strips had cost 9% of a w = 2 blur).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn h_row<T: Copy + Default, O>(
     row: &[T],
-    width: usize,
+    (width, c): (usize, usize),
     (x0, x1): (usize, usize),
     w: usize,
     border: Border,
@@ -174,19 +175,19 @@ pub(super) fn h_row<T: Copy + Default, O>(
 ) {
     let (a, b) = (x0.max(w), x1.min(width.saturating_sub(w)));
     if a >= b {
-        pad_row(row, width, (x0, x1), w, border, pad);
+        pad_row(row, (width, c), (x0, x1), w, border, pad);
         h(pad, dst);
         return;
     }
-    let (left, rest) = dst.split_at_mut(4 * (a - x0));
-    let (middle, right) = rest.split_at_mut(4 * (b - a));
+    let (left, rest) = dst.split_at_mut(c * (a - x0));
+    let (middle, right) = rest.split_at_mut(c * (b - a));
     if a > x0 {
-        pad_row(row, width, (x0, a), w, border, pad);
+        pad_row(row, (width, c), (x0, a), w, border, pad);
         h(pad, left);
     }
-    h(&row[4 * (a - w)..4 * (b + w)], middle);
+    h(&row[c * (a - w)..c * (b + w)], middle);
     if x1 > b {
-        pad_row(row, width, (b, x1), w, border, pad);
+        pad_row(row, (width, c), (b, x1), w, border, pad);
         h(pad, right);
     }
 }
@@ -204,21 +205,21 @@ pub(super) const RING_PAD: usize = 32;
 /// (2-core EPYC, 4096², three alternating rounds, median ms), against strips of 1024 pixels
 /// with ring rows 8 KiB apart: w = 2 16.6–17.5 / 17.8–23.7, w = 8 31.6–32.4 / 34.6–41.0,
 /// w = 25 67–82 / 120–138.
-pub(super) fn strip_pixels(taps: usize, size: usize, width: usize) -> usize {
-    (RING_BYTES / (taps * 4 * size)).max(64).min(width)
+pub(super) fn strip_pixels(taps: usize, size: usize, (width, c): (usize, usize)) -> usize {
+    (RING_BYTES / (taps * c * size)).max(64).min(width)
 }
 
 /// The two-pass blur over rows, generic in the intermediate `T` and output `O` element types.
 ///
 /// `hfun(src_row, (x0, x1), scratch, out)` fills the intermediate values of pixels `x0..x1`
-/// (`4 (x1 - x0)` values) of source row `src_row`; `vfun(rows, out)` combines `2w + 1`
+/// (`c (x1 - x0)` values, `c` channels a pixel) of source row `src_row`; `vfun(rows, out)` combines `2w + 1`
 /// intermediate row pieces into output values, and `vfun2(rows, out0, out1)` two adjacent output
 /// rows from `2w + 2` pieces (`out0` from the first `2w + 1`, `out1` from the last). Rows outside
 /// the image come from the border mode (rows of `zero`, the intermediate form of a zero row, for
 /// [`Border::Zero`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn two_pass<T, P, O, H, V, V2>(
-    width: usize,
+    (width, c): (usize, usize),
     height: usize,
     w: usize,
     border: Border,
@@ -234,7 +235,7 @@ pub(super) fn two_pass<T, P, O, H, V, V2>(
     V: Fn(&[&[T]], &mut [O]) + Sync,
     V2: Fn(&[&[T]], &mut [O], &mut [O]) + Sync,
 {
-    let n = 4 * width;
+    let n = c * width;
     if n == 0 || height == 0 {
         return;
     }
@@ -280,8 +281,8 @@ pub(super) fn two_pass<T, P, O, H, V, V2>(
         .for_each(|(b, chunk)| {
             let y0 = b * band;
             let rows_here = chunk.len() / n;
-            let sw = strip_pixels(slots, std::mem::size_of::<T>(), width);
-            let ms = (4 * sw).div_ceil(2 * RING_PAD) * 2 * RING_PAD + RING_PAD;
+            let sw = strip_pixels(slots, std::mem::size_of::<T>(), (width, c));
+            let ms = (c * sw).div_ceil(2 * RING_PAD) * 2 * RING_PAD + RING_PAD;
             // Ring rows start on a cache line (`ms` is a multiple of 64 bytes for every `T`), so
             // that no vector load of the vertical pass straddles two lines.
             let mut ring_store = vec![zero; slots * ms + 64 / std::mem::size_of::<T>()];
@@ -295,7 +296,7 @@ pub(super) fn two_pass<T, P, O, H, V, V2>(
             let mut x0 = 0;
             while x0 < width {
                 let x1 = (x0 + sw).min(width);
-                let m = 4 * (x1 - x0);
+                let m = c * (x1 - x0);
                 let mut fill = |ring: &mut [T], v: i64| {
                     let slot = (v - first) as usize % slots;
                     let dst = &mut ring[slot * ms..slot * ms + m];
@@ -322,8 +323,8 @@ pub(super) fn two_pass<T, P, O, H, V, V2>(
                         })
                         .collect();
                     let (o0, rest) = chunk[k * n..].split_at_mut(n);
-                    let o0 = &mut o0[4 * x0..4 * x1];
-                    match rest.get_mut(4 * x0..4 * x1) {
+                    let o0 = &mut o0[c * x0..c * x1];
+                    match rest.get_mut(c * x0..c * x1) {
                         Some(o1) if pair => vfun2(&rows, o0, o1),
                         _ => vfun(&rows, o0),
                     }
@@ -390,12 +391,12 @@ pub(super) fn cpu_blur_u8_into(
     let (wu, hu) = (width as usize, height as usize);
     let h_row_of =
         |y: usize, xs, pad: &mut Vec<u8>, dst: &mut [u16], h: &dyn Fn(&[u8], &mut [u16])| {
-            h_row(view.row(y as u32), wu, xs, w, blur.border, pad, dst, h)
+            h_row(view.row(y as u32), (wu, 4), xs, w, blur.border, pad, dst, h)
         };
     match super::cpu_simd::U8Passes::new(&q) {
         // Half the vector instructions where the CPU has AVX-512 VBMI and VNNI (the same sums).
         Some(fast) => two_pass::<u16, u8, u8, _, _, _>(
-            wu,
+            (wu, 4),
             hu,
             w,
             blur.border,
@@ -411,13 +412,13 @@ pub(super) fn cpu_blur_u8_into(
             ),
         ),
         None => two_pass::<u16, u8, u8, _, _, _>(
-            wu,
+            (wu, 4),
             hu,
             w,
             blur.border,
             0,
             out,
-            |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| kern::h_u8(i, &q, o)),
+            |y, xs, pad, dst| h_row_of(y, xs, pad, dst, &|i, o| kern::h_u8(i, &q, 4, o)),
             (
                 |rows: &[&[u16]], o: &mut [u8]| kern::v_u8(rows, &q, o),
                 |rows: &[&[u16]], o0: &mut [u8], o1: &mut [u8]| {
@@ -452,7 +453,7 @@ pub(super) fn cpu_blur_f32_into(
     let src = img.as_raw();
     // The f32 pad holds f32; `two_pass` hands a Vec<T> scratch of the intermediate type.
     two_pass::<f32, f32, f32, _, _, _>(
-        width as usize,
+        (width as usize, 4),
         height as usize,
         w,
         blur.border,
@@ -460,9 +461,16 @@ pub(super) fn cpu_blur_f32_into(
         out,
         |y, xs, pad: &mut Vec<f32>, dst| {
             let row = &src[y * n..(y + 1) * n];
-            h_row(row, width as usize, xs, w, blur.border, pad, dst, |i, o| {
-                super::cpu_f32::h_f32(i, &wt, o)
-            });
+            h_row(
+                row,
+                (width as usize, 4),
+                xs,
+                w,
+                blur.border,
+                pad,
+                dst,
+                |i, o| super::cpu_f32::h_f32(i, &wt, 4, o),
+            );
         },
         (
             |rows: &[&[f32]], o: &mut [f32]| super::cpu_f32::v_f32(rows, &wt, o),

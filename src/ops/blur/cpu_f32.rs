@@ -11,16 +11,16 @@ pub(super) trait Blocks {
     fn block<const K: usize>(&mut self, j0: usize);
 }
 
-/// Runs `b` over blocks of `B` values covering `0..n` (`n` a multiple of 4, the RGBA values
-/// of whole pixels), or of one pixel where `n < B` (an edge piece of w pixels): the last
+/// Runs `b` over blocks of `B` values covering `0..n`, or of one value where `n < B` (an edge
+/// piece of w pixels): the last
 /// block ends at `n` and overlaps the one before (its values written twice, the same)
 /// instead of a scalar tail. (Plain loops and a trait, not closures: a closure is compiled
 /// without its caller's target features.)
 #[inline(always)]
 fn each_block<const B: usize>(n: usize, b: &mut impl Blocks) {
     if n < B {
-        for i in 0..n / 4 {
-            b.block::<4>(4 * i);
+        for i in 0..n {
+            b.block::<1>(i);
         }
     } else {
         for i in 0..n.div_ceil(B) {
@@ -45,10 +45,12 @@ fn fma_into<const K: usize>(acc: &mut [f32; K], wi: f32, a: &[f32; K]) {
     }
 }
 
-/// The horizontal pass: `out[j] = Σ_i wt[i] · pad[j + 4 i]`, in tap order.
+/// The horizontal pass: `out[j] = Σ_i wt[i] · pad[j + c i]` (`c` channels a pixel), in tap
+/// order.
 struct Horizontal<'a> {
     pad: &'a [f32],
     wt: &'a [f32],
+    c: usize,
     out: &'a mut [f32],
 }
 
@@ -57,7 +59,7 @@ impl Blocks for Horizontal<'_> {
     fn block<const K: usize>(&mut self, j0: usize) {
         let mut acc = [0.0f32; K];
         for (i, &wi) in self.wt.iter().enumerate() {
-            fma_into(&mut acc, wi, at(self.pad, j0 + 4 * i));
+            fma_into(&mut acc, wi, at(self.pad, j0 + self.c * i));
         }
         self.out[j0..j0 + K].copy_from_slice(&acc);
     }
@@ -109,8 +111,8 @@ impl Blocks for VerticalPair<'_> {
 
 multiversion! {
     const B: usize = [64, 64, 32];
-    fn h_f32(pad: &[f32], wt: &[f32], out: &mut [f32]) -> () {
-        each_block::<B>(out.len(), &mut Horizontal { pad, wt, out });
+    fn h_f32(pad: &[f32], wt: &[f32], c: usize, out: &mut [f32]) -> () {
+        each_block::<B>(out.len(), &mut Horizontal { pad, wt, c, out });
     }
 }
 

@@ -5,7 +5,9 @@ use super::GaussianBlur;
 use super::kernels::PROGRAM;
 use crate::engine::{Engine, Family};
 use crate::error::Result;
-use crate::ops::probe::{PROBE_SIZE, compare, probe_image};
+use crate::image::RawView;
+use crate::ops::probe::{PROBE_SIZE, compare, probe_image, probe_raw, unknown};
+use crate::spec::Format;
 
 /// The RGBA8 blur's kernels.
 pub(crate) static FAMILY: Family = Family {
@@ -52,5 +54,43 @@ fn probe_f32(e: &Engine, _: &'static str, call: &dyn std::any::Any) -> Result<Op
         "the f32 blur",
         e.gaussian_blur_f32(&img, &blur),
         Engine::cpu().gaussian_blur_f32(&img, &blur),
+    )
+}
+
+crate::ops::format_families!(pub(super) fn typed_family, "blur_typed", super::kernels::TYPED_PROGRAM, probe_typed);
+
+/// The blur of `view` by `e` as channel values, every NaN made one NaN (a NaN's sign and
+/// payload are the hardware's, docs/SPEC.md).
+pub(super) fn blurred_values(
+    e: &Engine,
+    view: RawView<'_>,
+    blur: &GaussianBlur,
+) -> Result<Vec<u32>> {
+    let bytes = view.row_bytes() * view.height as usize;
+    let mut words = vec![0u32; bytes.div_ceil(4)];
+    e.raw_blur(
+        view,
+        blur,
+        &mut bytemuck::cast_slice_mut(&mut words)[..bytes],
+    )?;
+    if view.format.is_float() {
+        for v in &mut words {
+            if f32::from_bits(*v).is_nan() {
+                *v = f32::NAN.to_bits();
+            }
+        }
+    }
+    Ok(words)
+}
+
+fn probe_typed(e: &Engine, op: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
+    let Some((format, blur)) = call.downcast_ref::<(Format, GaussianBlur)>() else {
+        return Err(unknown(op));
+    };
+    let raw = probe_raw(*format);
+    compare(
+        "the blur",
+        blurred_values(e, raw.view(), blur),
+        blurred_values(&Engine::cpu(), raw.view(), blur),
     )
 }

@@ -10,6 +10,7 @@ use crate::opencl::{Kernel, ProgramId, cl_file};
 pub(crate) const PROGRAM: ProgramId = ProgramId::new(
     "blur",
     &[
+        cl_file!("blur/border.h"),
         cl_file!("blur/blur.cl"),
         cl_file!("blur/blur_radius.cl"),
         cl_file!("blur/blur_f32.cl"),
@@ -17,6 +18,20 @@ pub(crate) const PROGRAM: ProgramId = ProgramId::new(
     ],
 );
 
+/// The blur of every format other than RGBA8 and RGBA f32, one program per format
+/// (`CLPIX_FORMAT`).
+pub(crate) const TYPED_PROGRAM: ProgramId = ProgramId::new(
+    "blur_typed",
+    &[
+        cl_file!("formats.h"),
+        cl_file!("blur/border.h"),
+        cl_file!("blur/typed.cl"),
+    ],
+);
+
+pub(crate) const BLUR_TYPED_H: Kernel = Kernel::new(TYPED_PROGRAM, "blur_typed_h");
+pub(crate) const BLUR_TYPED_V: Kernel = Kernel::new(TYPED_PROGRAM, "blur_typed_v");
+pub(crate) const BLUR_TYPED_V4: Kernel = Kernel::new(TYPED_PROGRAM, "blur_typed_v4");
 pub(crate) const BLUR_BAND_U8: Kernel = Kernel::new(PROGRAM, "blur_band_u8");
 pub(crate) const BLUR_BAND_V_F32: Kernel = Kernel::new(PROGRAM, "blur_band_v_f32");
 pub(crate) const BLUR_BAND_V_U8: Kernel = Kernel::new(PROGRAM, "blur_band_v_u8");
@@ -43,6 +58,9 @@ pub(crate) const BLUR_VS_U8: Kernel = Kernel::new(PROGRAM, "blur_vs_u8");
 /// Every kernel above.
 #[cfg(test)]
 pub(crate) const ALL: &[Kernel] = &[
+    BLUR_TYPED_H,
+    BLUR_TYPED_V,
+    BLUR_TYPED_V4,
     BLUR_BAND_U8,
     BLUR_BAND_V_F32,
     BLUR_BAND_V_U8,

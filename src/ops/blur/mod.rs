@@ -76,6 +76,7 @@
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
 use crate::cpu::{advise_huge_pages, alloc_zeroed};
+use crate::device::{Any, IntoImage};
 use crate::device::{DeviceImage, DeviceImageF32, ImageInput, Storage, StorageF32};
 use crate::device::{HostPixels, download_f32};
 use crate::engine::Engine;
@@ -119,22 +120,43 @@ fn check_out(len: usize, (width, height): (u32, u32)) -> Result<()> {
 }
 
 impl Engine {
-    /// Blurs an RGBA8 image (host image, view or device image) with `blur`; see the module
-    /// specification. Identical, bit for bit, on the CPU and on every OpenCL device.
+    /// Blurs an image of any [`Pixel`](crate::Pixel) format (a host image, a view with a row
+    /// stride; for RGBA8 also a device or pinned image) with `blur`; see the module
+    /// specification and docs/SPEC.md ("The blur of every format"): each channel alone, 8-bit
+    /// channels in RGBA8's fixed point, 16-bit channels with 24-bit weights, f32 with one
+    /// fused multiply-add a tap. Identical, bit for bit, on the CPU and on every OpenCL device.
     ///
     /// ```
     /// use clpix::{Engine, GaussianBlur};
+    /// let engine = Engine::new()?;
     /// let img = image::RgbaImage::from_pixel(20, 10, image::Rgba([50, 100, 150, 255]));
-    /// let out = Engine::new()?.gaussian_blur(&img, &GaussianBlur::new(3))?;
+    /// let out = engine.gaussian_blur(&img, &GaussianBlur::new(3))?;
     /// assert_eq!(out, img); // a constant image stays constant
+    /// // A 16-bit mono frame keeps its precision.
+    /// let gray = image::ImageBuffer::from_fn(9, 5, |x, _| image::Luma([x as u16 * 7000]));
+    /// let soft = engine.gaussian_blur(&gray, &GaussianBlur::new(2))?;
+    /// assert!(soft.get_pixel(4, 2).0[0] > 27000 && soft.get_pixel(4, 2).0[0] < 29000);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn gaussian_blur<'a>(
+    pub fn gaussian_blur<'a, I: IntoImage<'a>>(
         &self,
-        img: impl Into<ImageInput<'a>>,
+        img: I,
         blur: &GaussianBlur,
-    ) -> Result<RgbaImage> {
-        let input = img.into();
+    ) -> Result<Owned<I::Pixel>> {
+        match img.into_any().0 {
+            Any::Rgba8(input) => same_type(self.blur_rgba8(input, blur)?),
+            Any::Typed(raw) => {
+                check_pixel_count(raw.width, raw.height)?;
+                blur.check()?;
+                fresh_result::<I::Pixel>((raw.width, raw.height), |out| {
+                    self.blur_raw_into(raw, blur, bytemuck::cast_slice_mut(out))
+                })
+            }
+        }
+    }
+
+    /// The RGBA8 blur of `input`.
+    fn blur_rgba8(&self, input: ImageInput<'_>, blur: &GaussianBlur) -> Result<RgbaImage> {
         check_pixel_count(input.width(), input.height())?;
         blur.check()?;
         self.dispatch(
@@ -162,8 +184,8 @@ impl Engine {
         )
     }
 
-    /// [`gaussian_blur`](Self::gaussian_blur) into `out`: the input's pixels, 4 bytes each, rows
-    /// packed (an `RgbaImage` of the input's size, or any such buffer). A caller blurring image
+    /// [`gaussian_blur`](Self::gaussian_blur) into `out`: the input's channel values, rows
+    /// packed (an image of the input's format and size, or any such buffer). A caller blurring image
     /// after image reuses one result's memory rather than a fresh one each call, whose pages
     /// the system zeroes when they are first written (a third to a half of a CPU blur's time
     /// at small radii, see docs/performance.md). The CPU path and CPU devices write into `out`;
@@ -182,13 +204,29 @@ impl Engine {
     /// assert!(engine.gaussian_blur_into(&img, &GaussianBlur::new(2), &mut small).is_err());
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn gaussian_blur_into<'a>(
+    pub fn gaussian_blur_into<'a, I: IntoImage<'a>>(
         &self,
-        img: impl Into<ImageInput<'a>>,
+        img: I,
         blur: &GaussianBlur,
-        out: &mut [u8],
+        out: &mut [Subpixel<I::Pixel>],
     ) -> Result<()> {
-        let input = img.into();
+        let input = match img.into_any().0 {
+            Any::Rgba8(input) => input,
+            Any::Typed(raw) => {
+                check_pixel_count(raw.width, raw.height)?;
+                blur.check()?;
+                let values = raw.width as u64 * raw.height as u64 * raw.format.channels() as u64;
+                if out.len() as u64 != values {
+                    return Err(Error::invalid(
+                        "out",
+                        format!("{} values", out.len()),
+                        "the input's channel values (width × height × channels), rows packed",
+                    ));
+                }
+                return self.blur_raw_into(raw, blur, bytemuck::cast_slice_mut(out));
+            }
+        };
+        let out: &mut [u8] = bytemuck::cast_slice_mut(out);
         check_pixel_count(input.width(), input.height())?;
         blur.check()?;
         check_out(out.len(), (input.width(), input.height()))?;
@@ -434,17 +472,21 @@ mod family;
 pub(crate) mod kernels;
 use family::F32_FAMILY;
 use family::FAMILY;
+use formats::{Owned, Subpixel, same_type};
 
 mod rules;
 use kernels::*;
 pub use rules::{Border, GaussianBlur, MAX_RADIUS};
 mod cl_f32;
 mod cl_radius;
+mod cl_typed;
 mod cpu;
 mod cpu_avx2;
 mod cpu_f32;
 mod cpu_simd;
+mod cpu_typed;
 mod cpu_vnni;
+mod formats;
 mod nv;
 mod plan;
 use cl::*;

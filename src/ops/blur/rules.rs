@@ -192,12 +192,46 @@ impl GaussianBlur {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn weights_fixed(&self) -> Result<Vec<u32>> {
+        let q = self.fixed_point(16)?;
+        // Each side weight is at most the centre one and 2 q_d + q_0 <= 2^16, so below 2^15:
+        // the CPU path multiplies them as 16-bit values. Checked rather than assumed.
+        let w = self.radius as usize;
+        if q.iter().enumerate().any(|(i, &x)| i != w && x >= 0x8000) {
+            return Err(Error::invalid(
+                "sigma",
+                format!("{:?}", self.sigma),
+                "a sigma whose fixed-point side weights stay below 2^15",
+            ));
+        }
+        Ok(q)
+    }
+
+    /// The fixed-point weights of 16-bit channels (`Luma<u16>`, `Rgba<u16>`): the rule of
+    /// [`weights_fixed`](Self::weights_fixed) with 24 bits, each within 1 of `n_i · 2^24`,
+    /// summing to exactly 2^24 (16-bit weights left the blur of 16-bit values up to 3.1 from
+    /// the real-valued one; 24-bit weights keep it within 1: docs/formats.md).
+    ///
+    /// ```
+    /// let q = clpix::GaussianBlur::new(3).weights_fixed24()?;
+    /// assert_eq!(q.iter().sum::<u32>(), 1 << 24);
+    /// assert_eq!(q[0], q[6]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn weights_fixed24(&self) -> Result<Vec<u32>> {
+        self.fixed_point(24)
+    }
+
+    /// Symmetric integer weights summing to exactly `2^bits`, each within 1 of `n_i · 2^bits`:
+    /// every weight floored, the remainder handed out in pairs by largest fractional part
+    /// (ties to the smaller `|i|`), an odd unit going to the centre.
+    fn fixed_point(&self, bits: u32) -> Result<Vec<u32>> {
         let n = self.weights_f64()?;
         let w = self.radius as usize;
-        let f: Vec<f64> = n.iter().map(|x| x * 65536.0).collect();
+        let one = (1u64 << bits) as f64;
+        let f: Vec<f64> = n.iter().map(|x| x * one).collect();
         let mut q: Vec<u32> = f.iter().map(|x| x.floor().max(0.0) as u32).collect();
         let total: u64 = q.iter().map(|&x| x as u64).sum();
-        let mut rem = 65536i64 - total as i64;
+        let mut rem = (1i64 << bits) - total as i64;
         if rem % 2 != 0 {
             q[w] += 1;
             rem -= 1;
@@ -220,15 +254,6 @@ impl GaussianBlur {
         // Cannot happen (Σ frac < 2w + 1); kept exact all the same.
         if rem > 0 {
             q[w] += rem as u32;
-        }
-        // Each side weight is at most the centre one and 2 q_d + q_0 <= 2^16, so below 2^15:
-        // the CPU path multiplies them as 16-bit values. Checked rather than assumed.
-        if q.iter().enumerate().any(|(i, &x)| i != w && x >= 0x8000) {
-            return Err(Error::invalid(
-                "sigma",
-                format!("{:?}", self.sigma),
-                "a sigma whose fixed-point side weights stay below 2^15",
-            ));
         }
         Ok(q)
     }
@@ -275,15 +300,16 @@ mod tests {
         for w in 1..=200u32 {
             for s in [w as f64 / 2.0, 0.3, 1.0, w as f64 * 3.0] {
                 let b = GaussianBlur::new(w).sigma(s);
-                let q = b.weights_fixed().unwrap();
                 let n = b.weights_f64().unwrap();
-                assert_eq!(q.iter().map(|&x| x as u64).sum::<u64>(), 65536);
-                for i in 0..q.len() {
-                    assert!(
-                        (q[i] as f64 - n[i] * 65536.0).abs() < 1.0,
-                        "w {w} s {s} i {i}"
-                    );
-                    assert_eq!(q[i], q[q.len() - 1 - i]);
+                for (q, one) in [
+                    (b.weights_fixed().unwrap(), 65536.0),
+                    (b.weights_fixed24().unwrap(), 16777216.0),
+                ] {
+                    assert_eq!(q.iter().map(|&x| x as u64).sum::<u64>(), one as u64);
+                    for i in 0..q.len() {
+                        assert!((q[i] as f64 - n[i] * one).abs() < 1.0, "w {w} s {s} i {i}");
+                        assert_eq!(q[i], q[q.len() - 1 - i]);
+                    }
                 }
             }
         }

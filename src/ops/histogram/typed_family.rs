@@ -3,38 +3,12 @@
 
 use super::bins::{Bins, Of};
 use super::kernels::TYPED_PROGRAM as PROGRAM;
-use crate::engine::{Engine, Family};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::ops::probe::{compare, probe_raw, unknown};
 use crate::spec::Format;
 
-macro_rules! families {
-    ($($name:ident: $label:literal),*) => {
-        $(static $name: Family = Family { name: $label, program: PROGRAM, probe };)*
-    };
-}
-families!(
-    MONO8: "histogram_mono8",
-    MONO16: "histogram_mono16",
-    MONO_F32: "histogram_mono_f32",
-    RGB8: "histogram_rgb8",
-    RGBA8: "histogram_rgba8",
-    RGBA16: "histogram_rgba16",
-    RGBA_F32: "histogram_rgba_f32"
-);
-
-/// The family of a format's histograms with bins per call.
-pub(super) fn family(format: Format) -> &'static Family {
-    match format {
-        Format::Luma8 => &MONO8,
-        Format::Luma16 => &MONO16,
-        Format::LumaF32 => &MONO_F32,
-        Format::Rgb8 => &RGB8,
-        Format::Rgba8 => &RGBA8,
-        Format::Rgba16 => &RGBA16,
-        Format::RgbaF32 => &RGBA_F32,
-    }
-}
+crate::ops::format_families!(pub(super) fn family, "histogram", PROGRAM, probe);
 
 fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
     let Some(&format) = call.downcast_ref::<Format>() else {

@@ -2,36 +2,12 @@
 //! known-answer probe (see [`Family`]): the probe image of each format.
 
 use super::kernels::TYPED_PROGRAM as PROGRAM;
-use crate::engine::{Engine, Family};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::ops::probe::{compare, probe_raw, unknown};
 use crate::spec::{Extreme, Format};
 
-macro_rules! families {
-    ($($name:ident: $label:literal),*) => {
-        $(static $name: Family = Family { name: $label, program: PROGRAM, probe };)*
-    };
-}
-families!(
-    MONO8: "reduce_mono8",
-    MONO16: "reduce_mono16",
-    MONO_F32: "reduce_mono_f32",
-    RGB8: "reduce_rgb8",
-    RGBA16: "reduce_rgba16",
-    RGBA_F32: "reduce_rgba_f32"
-);
-
-/// The family of a format's reductions (RGBA8's is `reduce.cl`'s; asked for, it gets RGB8's).
-pub(super) fn family(format: Format) -> &'static Family {
-    match format {
-        Format::Luma8 => &MONO8,
-        Format::Luma16 => &MONO16,
-        Format::LumaF32 => &MONO_F32,
-        Format::Rgb8 | Format::Rgba8 => &RGB8,
-        Format::Rgba16 => &RGBA16,
-        Format::RgbaF32 => &RGBA_F32,
-    }
-}
+crate::ops::format_families!(pub(super) fn family, "reduce", PROGRAM, probe);
 
 fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
     let Some(&format) = call.downcast_ref::<Format>() else {

@@ -1,0 +1,89 @@
+//! The blur of every format through the engine: RGBA f32 to its tuned path, the other formats
+//! (and RGBA8 given as raw pixels) to `cpu_typed.rs` and `cl_typed.rs`.
+
+use super::cl_typed::cl_blur_raw;
+use super::cpu_typed::cpu_blur_raw;
+use super::family::typed_family;
+use super::*;
+use crate::image::RawView;
+use crate::spec::Format;
+
+/// The channel type of a pixel type.
+pub(super) type Subpixel<P> = <P as image::Pixel>::Subpixel;
+
+/// An image of pixels `P` owning its channel values.
+pub(super) type Owned<P> = ImageBuffer<P, Vec<Subpixel<P>>>;
+
+/// `value` as the type `B` it is (the RGBA8 path's `RgbaImage` as the generic result type of
+/// an `Rgba<u8>` call), an error if it were not.
+pub(super) fn same_type<A: 'static, B: 'static>(value: A) -> Result<B> {
+    let boxed: Box<dyn std::any::Any> = Box::new(value);
+    boxed.downcast::<B>().map(|b| *b).map_err(|_| {
+        Error::invalid(
+            "pixel type",
+            std::any::type_name::<B>(),
+            "the pixel type of the input",
+        )
+    })
+}
+
+impl Engine {
+    /// The blur of `raw` into `out` (its channel values, rows packed, as bytes; checked by the
+    /// caller and aligned for the channel type).
+    pub(super) fn blur_raw_into(
+        &self,
+        raw: RawView<'_>,
+        blur: &GaussianBlur,
+        out: &mut [u8],
+    ) -> Result<()> {
+        if raw.format != Format::RgbaF32 {
+            return self.raw_blur(raw, blur, out);
+        }
+        let out: &mut [f32] = bytemuck::try_cast_slice_mut(out)
+            .map_err(|_| Error::invalid("out", "a buffer", "one aligned for f32 values"))?;
+        let values: std::borrow::Cow<'_, [f32]> = match raw
+            .packed_bytes()
+            .and_then(|b| bytemuck::try_cast_slice::<u8, f32>(b).ok())
+        {
+            Some(v) => v.into(),
+            None => (0..raw.height)
+                .flat_map(|y| raw.row(y).chunks_exact(4))
+                .map(bytemuck::pod_read_unaligned)
+                .collect::<Vec<f32>>()
+                .into(),
+        };
+        let img =
+            F32View::from_raw(raw.width, raw.height, &values[..]).ok_or(Error::ImageTooLarge {
+                width: raw.width as u64,
+                height: raw.height as u64,
+                reason: "the image's values do not match its size",
+            })?;
+        self.blur_f32_values(&img, blur, out)
+    }
+
+    /// The blur of `raw` (any format) by the kernels of every format, into `out`.
+    pub(super) fn raw_blur(
+        &self,
+        raw: RawView<'_>,
+        blur: &GaussianBlur,
+        out: &mut [u8],
+    ) -> Result<()> {
+        if raw.pixel_count() == 0 {
+            return Ok(());
+        }
+        if blur.radius == 0 {
+            // A copy, on the host where the values are.
+            return cpu_blur_raw(&raw, blur, out);
+        }
+        // Both paths write into `out`; the CPU one may run after the device's failed.
+        let out = std::cell::RefCell::new(out);
+        self.dispatch(
+            typed_family(raw.format),
+            &(raw.format, *blur),
+            "gaussian_blur",
+            raw.pixel_count(),
+            || cpu_blur_raw(&raw, blur, &mut out.borrow_mut()),
+            |cl| cl_blur_raw(cl, &raw, blur, &mut out.borrow_mut()),
+        )
+    }
+}
