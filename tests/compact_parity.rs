@@ -56,8 +56,8 @@ type Results = (
 
 fn run_all<'a>(engine: &Engine, input: impl Into<clpix::ImageInput<'a>> + Copy, t: u16) -> Results {
     (
-        engine.compact(input, t, clpix::CompactOrder::ScanOrder),
-        engine.compact(input, t, clpix::CompactOrder::LuminanceDescending),
+        engine.compact(input.into(), t, clpix::CompactOrder::ScanOrder),
+        engine.compact(input.into(), t, clpix::CompactOrder::LuminanceDescending),
         engine.compacted_image(input, t, CompactOrder::ScanOrder),
         engine.compacted_image(input, t, CompactOrder::LuminanceDescending),
     )

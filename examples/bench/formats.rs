@@ -209,7 +209,64 @@ pub(super) fn format_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<Str
     lines.extend(rows_of::<Rgba<f32>>(engines, size, reps));
     lines.extend(histogram_rows(engines, size, reps));
     lines.extend(blur_rows(engines, size, reps));
+    lines.extend(compact_rows(engines, size, reps));
     lines
+}
+
+/// The compaction of a random mono16 frame above 64,880 (about 1% kept), issue 53's target
+/// against CUB's `DeviceSelect::If` on the same data (`formats_anchor.cu`), in both orders.
+fn compact_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    let data = frame::<Luma<u16>>(size, 0x7f4a_7c15);
+    let mut lines = Vec::new();
+    let Ok(view) = ImageView::<Luma<u16>>::from_channels(&data, size, size, size as usize * 2)
+    else {
+        return lines;
+    };
+    for (name, order) in [
+        ("compact mono16 > 64880", clpix::CompactOrder::ScanOrder),
+        (
+            "compact_sorted mono16 > 64880",
+            clpix::CompactOrder::LuminanceDescending,
+        ),
+    ] {
+        for e in engines {
+            let backend = match e.device() {
+                Some(d) => format!("OpenCL {}", d.name),
+                None => format!("rayon {} threads", rayon::current_num_threads()),
+            };
+            let run = || e.compact(view, 64_880, order).map(drop);
+            let row = (|| -> clpix::Result<String> {
+                let wall = time(e, reps, run)?;
+                let mut ks = Vec::new();
+                if e.device().is_some() {
+                    for _ in 0..reps {
+                        run()?;
+                        ks.push(kernel_times(e));
+                    }
+                }
+                let kernel = if ks.is_empty() {
+                    "-".into()
+                } else {
+                    kernel_cell(ks)
+                };
+                Ok(format!(
+                    "| {name} | Random | {backend} | {:.3} ms | | | {kernel} | |",
+                    wall.as_secs_f64() * 1e3
+                ))
+            })();
+            let line = row.unwrap_or_else(|err| {
+                format!("| {name} | Random | {backend} | error: {err} | | | | |")
+            });
+            println!("{line}");
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// The compaction rows alone (`--ops format_compact`).
+pub(super) fn format_compact_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    compact_rows(engines, size, reps)
 }
 
 /// The blur rows alone (`--ops format_blur`).

@@ -71,7 +71,7 @@ pub fn op_names() -> Vec<&'static str> {
         .chain(radius_cases().iter())
         .map(|c| c.name)
         .chain(array_ops().iter().map(|o| o.name))
-        .chain(["formats", "format_blur"])
+        .chain(["formats", "format_blur", "format_compact"])
         .collect();
     names.dedup();
     names
@@ -241,6 +241,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if named("format_blur") {
         lines.extend(formats::format_blur_rows(&engines, size, reps));
+    }
+    if named("format_compact") {
+        lines.extend(formats::format_compact_rows(&engines, size, reps));
     }
     for op in array_ops() {
         if ops

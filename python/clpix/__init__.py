@@ -2,8 +2,9 @@
 
 Images are NumPy arrays of shape ``(H, W, 4)`` and dtype ``uint8`` (RGBA8), of any strides:
 a C-contiguous array, or one whose rows are padded or cut from a wider array, is read in
-place. The Gaussian blur, the brightest and darkest pixel, the statistics and the histograms
-with bins per call (:func:`histogram`, :func:`histogram_keys`) take every pixel format:
+place. The Gaussian blur, the brightest and darkest pixel, the statistics, the histograms
+with bins per call (:func:`histogram`, :func:`histogram_keys`) and :func:`compact` take
+every pixel format:
 ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)`` (RGB,
 ``uint8`` only) or ``(H, W, 4)`` (RGBA). Every backend gives the same results, bit for
 bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
@@ -135,9 +136,11 @@ def histogram_luminance(img: np.ndarray) -> np.ndarray:
     return default_engine().histogram_luminance(img)
 
 
-def compact(img: np.ndarray, threshold: int, order: str = "scan") -> np.ndarray:
-    """The pixels with luminance above ``threshold`` in ``order`` (``"scan"``, or
-    ``"luminance"``: brightest first, ties in scan order), on the default engine."""
+def compact(img: np.ndarray, threshold: Union[int, float], order: str = "scan") -> np.ndarray:
+    """The pixels of an image of any format whose key (luminance of colour, value of mono) is
+    above ``threshold``, in ``order`` (``"scan"``, or ``"luminance"``: largest key first, ties
+    in scan order), on the default engine (see ``Engine.compact``): a structured array, of
+    :data:`HIT_DTYPE` for RGBA8, of fields ``x``, ``y``, ``key`` and ``value`` otherwise."""
     return default_engine().compact(img, threshold, order)
 
 

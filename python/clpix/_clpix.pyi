@@ -18,6 +18,12 @@ AnyImage = Union[ImageU8, ImageU16, ImageF32]
 Records = np.ndarray
 """A 1-D structured array of :data:`HIT_DTYPE`: fields ``x``, ``y`` (uint32), ``luminance``
 (uint16) and ``rgba`` (4 × uint8)."""
+FormatRecords = np.ndarray
+"""The records of :meth:`Engine.compact` on an image of another format than RGBA8: a 1-D
+structured array (packed, native byte order) of fields ``x``, ``y`` (uint32), ``key`` (the
+key's dtype: uint8 for mono8; uint16 for mono16, RGB8 (the luminance, 0..=1023) and RGBA16;
+float32 for the float32 formats, −0 given as +0) and ``value`` (the pixel's channels, in the
+image's dtype: of shape ``()`` for mono, ``(3,)`` or ``(4,)`` for colour)."""
 
 HIT_DTYPE: Final[np.dtype]
 """The records' dtype: ``[("x", "<u4"), ("y", "<u4"), ("luminance", "<u2"), ("rgba", "u1", (4,))]``."""
@@ -159,8 +165,8 @@ class Engine:
     Images are ``(H, W, 4)`` arrays of dtype ``uint8`` (RGBA8) of any strides: a C-contiguous
     array, or one with padded rows (pixels contiguous within a row), is read in place; other
     layouts are copied first. :meth:`gaussian_blur`, :meth:`extreme`,
-    :meth:`luminance_stats`, :meth:`histogram` and :meth:`histogram_keys` take every format
-    (:data:`AnyImage`), read in place likewise. The GIL is released while clpix
+    :meth:`luminance_stats`, :meth:`histogram`, :meth:`histogram_keys` and :meth:`compact`
+    take every format (:data:`AnyImage`), read in place likewise. The GIL is released while clpix
     works, so threads run in parallel; an engine may be shared between threads.
     Luminance is ``(1023 * (21 r + 72 g + 7 b)) // 25500`` (0..=1023); ties go to the smallest
     scan index ``y * W + x``.
@@ -223,9 +229,18 @@ class Engine:
         """``(4, 256)`` uint32: ``h[c, v]`` counts the pixels whose channel c (R, G, B, A) is v."""
     def histogram_luminance(self, img: ImageU8) -> npt.NDArray[np.uint32]:
         """``(1024,)`` uint32: ``h[l]`` counts the pixels of luminance l."""
-    def compact(self, img: ImageU8, threshold: int, order: Order = "scan") -> Records:
-        """The pixels with luminance above ``threshold`` (0..=1023), in ``order``: ``"scan"``,
-        or ``"luminance"`` (descending; equal luminance in scan order)."""
+    def compact(self, img: AnyImage, threshold: Union[int, float], order: Order = "scan") -> Union[Records, FormatRecords]:
+        """The pixels of an image of any format (:data:`AnyImage`) whose key (see
+        :class:`FormatHit`: the luminance of colour, the value of mono) is strictly above
+        ``threshold``, in ``order``: ``"scan"``, or ``"luminance"`` (key descending; equal keys
+        in scan order). ``threshold``: an integer in 0..= the format's largest key (255 for
+        mono8; 1023 for RGB8 and RGBA8; 65535 for mono16 and RGBA16), or, for float32 images,
+        a number, rounded to float32 (as NumPy compares a float32 array with a Python float);
+        a float32 pixel whose key is NaN is never kept. RGBA8 (``(H, W, 4)`` uint8) gives
+        :data:`Records` (x, y, luminance, rgba), the other formats :data:`FormatRecords` (x, y,
+        key, value). ValueError for a threshold out of range, NaN or another ``order``;
+        TypeError for a float threshold on an integer format, another dtype; ValueError for
+        another shape. An image without pixels gives no records."""
     def compacted_image(self, img: ImageU8, threshold: int, order: Order = "scan") -> ImageU8:
         """An image of the input's shape whose first n pixels (scan order) are the n kept
         pixels, in ``order`` (``"scan"`` or ``"luminance"``), the others (0, 0, 0, 0)."""

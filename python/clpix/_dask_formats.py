@@ -1,6 +1,6 @@
 """Every pixel format in ``clpix.dask``: the input check, and the per-chunk partials and their
-combination for the brightest and darkest pixel, the statistics and the histograms with bins
-per call (``clpix.dask`` runs them over the chunks).
+combination for the brightest and darkest pixel, the statistics, the histograms with bins
+per call and the compaction's order by key (``clpix.dask`` runs them over the chunks).
 
 Images are ``uint8``, ``uint16`` or ``float32`` Dask (or NumPy) arrays of shape ``(H, W)``
 (mono), ``(H, W, 3)`` (RGB8, ``uint8`` only) or ``(H, W, 4)`` (RGBA), as the single-image
@@ -191,3 +191,15 @@ def histogram_part(block, y0, x0, width, keys, bins, bounds, backend):
 def histogram_shape(img: da.Array, keys: bool, bins: int) -> Tuple[int, ...]:
     channels = 1 if img.ndim == 2 else img.shape[2]
     return (bins,) if keys else (channels, bins)
+
+
+# --- compaction ----------------------------------------------------------------------------
+
+
+def record_keys(records: np.ndarray) -> np.ndarray:
+    """The keys of ``clpix.compact``'s records of any format, as numbers to sort by: int64
+    (RGBA8's ``luminance``, the integer formats' ``key``) or float64 (float32 keys: never NaN,
+    −0 given as +0), exact either way."""
+    names = records.dtype.names or ()
+    key = records["luminance" if "luminance" in names else "key"]
+    return key.astype(np.float64 if key.dtype.kind == "f" else np.int64)

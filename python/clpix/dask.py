@@ -9,8 +9,9 @@ bit for bit equal to the single-image call.
   (global coordinates, ties to the smallest scan index ``y * W + x``); they compute at once
   with the current scheduler (a ``distributed.Client`` if one is active) and return what the
   single-image call returns.
-- :func:`gaussian_blur`, :func:`extreme`, :func:`luminance_stats`, :func:`histogram` and
-  :func:`histogram_keys` take every pixel format, as the single-image calls: ``uint8``,
+- :func:`gaussian_blur`, :func:`extreme`, :func:`luminance_stats`, :func:`histogram`,
+  :func:`histogram_keys` and :func:`compact` take every pixel format, as the single-image
+  calls: ``uint8``,
   ``uint16`` or ``float32`` arrays of shape ``(H, W)``, ``(H, W, 3)`` (``uint8`` only) or
   ``(H, W, 4)``, chunked in H and W (the float32 statistics add the chunks' exact sums and
   round once). The other operations take RGBA8 (``(H, W, 4)`` ``uint8``), as their
@@ -298,8 +299,7 @@ def _scan_index(records: np.ndarray, width: int) -> np.ndarray:
 
 
 def _compact_part(block, y0, x0, width, threshold, backend):
-    if block.size == 0:
-        return np.zeros(0, clpix.HIT_DTYPE)
+    # Any format; a chunk without pixels gives no records, of its format's dtype.
     return _global(engine(backend).compact(block, threshold), y0, x0)
 
 
@@ -313,29 +313,28 @@ def _scan_order_of(width):
 
 
 def _by_luminance(records: np.ndarray, width: int, descending: bool) -> np.ndarray:
-    """Records by luminance (descending or ascending), ties by scan index."""
-    lum = records["luminance"].astype(np.int64)
-    return records[np.lexsort((_scan_index(records, width), -lum if descending else lum))]
+    """Records (of any format) by key (descending or ascending), ties by scan index."""
+    key = _formats.record_keys(records)
+    return records[np.lexsort((_scan_index(records, width), -key if descending else key))]
 
 
-def _check_threshold(threshold: int, backend: Optional[str], order: str = "scan") -> None:
-    engine(backend).compact(_probe(), threshold, order)  # clpix's own error for bad arguments
-
-
-def _compact_delayed(img: da.Array, threshold: int, backend: Optional[str]) -> Delayed:
+def _compact_delayed(img: da.Array, threshold: float, backend: Optional[str]) -> Delayed:
     return _reduce(img, _compact_part, _scan_order_of(img.shape[1]), threshold, backend)
 
 
 def compact(
-    img: Any, threshold: int, order: str = "scan", *, backend: Optional[str] = None
+    img: Any, threshold: float, order: str = "scan", *, backend: Optional[str] = None
 ) -> np.ndarray:
-    """The pixels with luminance above ``threshold`` across all chunks, in ``order``
-    (``"scan"``, or ``"luminance"``: descending, ties in scan order): a structured array of
-    ``clpix.HIT_DTYPE`` (x, y, luminance, rgba), as ``clpix.compact``."""
-    img = _as_image(img)
-    _check_threshold(threshold, backend, order)
+    """The pixels of an image of any format whose key is above ``threshold`` across all
+    chunks, in ``order`` (``"scan"``, or ``"luminance"``: key descending, ties in scan order),
+    as ``clpix.compact`` on the whole image: a structured array of ``clpix.HIT_DTYPE`` (x, y,
+    luminance, rgba) for RGBA8, of x, y, key and value for the other formats."""
+    img = _formats.as_any_image(img)
+    # clpix's own checks of the threshold and order, on an image of the format without pixels:
+    # no records, of the format's dtype.
+    none = engine(backend).compact(_formats.probe(img)[:0], threshold, order)
     if img.size == 0:
-        return np.zeros(0, clpix.HIT_DTYPE)
+        return none
     hits = dask.compute(_compact_delayed(img, threshold, backend))[0]
     if order == "luminance":
         return _by_luminance(hits, img.shape[1], True)

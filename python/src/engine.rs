@@ -112,7 +112,8 @@ fn parse_order(order: &str) -> PyResult<CompactOrder> {
         other => Err(invalid(
             "order",
             format!("{other:?}"),
-            "\"scan\" (scan order) or \"luminance\" (luminance descending, ties in scan order)",
+            "\"scan\" (scan order) or \"luminance\" (luminance, or a mono image's value, \
+             descending; ties in scan order)",
         )),
     }
 }
@@ -338,18 +339,21 @@ impl PyEngine {
         Ok(PyArray1::from_vec(py, h.counts.to_vec()))
     }
 
-    /// The pixels with luminance above `threshold`, in `order` ("scan", or "luminance":
-    /// descending, ties in scan order), as records.
+    /// The pixels of an image of any format whose key (the luminance of colour, the value of
+    /// mono) is above `threshold` (an integer in 0..= the format's largest key; a number for
+    /// float32, rounded to float32, NaN refused; NaN keys never kept), in `order` ("scan", or
+    /// "luminance": key descending, ties in scan order), as a structured array: RGBA8's
+    /// records (x, y, luminance, rgba), or x, y, key and value for the other formats.
     #[pyo3(signature = (img, threshold, order = "scan"))]
     fn compact<'py>(
         &self,
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
-        threshold: i64,
+        threshold: &Bound<'py, PyAny>,
         order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (t, order) = (self::threshold(threshold)?, parse_order(order)?);
-        self.hits(py, img, |e, v| e.compact(v, t, order))
+        let order = parse_order(order)?;
+        crate::compact::compact(py, &self.engine, img, threshold, order)
     }
 
     /// An image of the input's size starting with the kept pixels, then zeros.

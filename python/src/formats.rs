@@ -8,6 +8,8 @@
 //! released, through [`Job`], one generic run per format.
 
 use crate::errors::{to_py, type_error, value_error, IntoPyResult};
+pub(crate) use crate::records::{Dtype, IntoValues, Values};
+use crate::records::{HitRecord, Scalar};
 use crate::types::{FloatStats, FormatHit, Hit, LuminanceStats, Num};
 use clpix::{Bins, Engine, Extreme, ImageView, Pixel};
 use image::{Luma, Rgb, Rgba};
@@ -229,34 +231,6 @@ impl AnyImage<'_> {
     }
 }
 
-/// The channel types of the arrays taken.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dtype {
-    U8,
-    U16,
-    F32,
-}
-
-impl Dtype {
-    /// NumPy's name of it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Dtype::U8 => "uint8",
-            Dtype::U16 => "uint16",
-            Dtype::F32 => "float32",
-        }
-    }
-
-    /// NumPy's dtype of it (native byte order).
-    pub(crate) fn numpy(self, py: Python<'_>) -> Bound<'_, numpy::PyArrayDescr> {
-        match self {
-            Dtype::U8 => numpy::dtype::<u8>(py),
-            Dtype::U16 => numpy::dtype::<u16>(py),
-            Dtype::F32 => numpy::dtype::<f32>(py),
-        }
-    }
-}
-
 /// Reads an image of any format (see the module's documentation): a `TypeError` for another
 /// object or dtype, a `ValueError` for another shape, each naming what is accepted.
 pub(crate) fn any_image<'py>(obj: &Bound<'py, PyAny>) -> PyResult<AnyImage<'py>> {
@@ -409,12 +383,22 @@ impl IntoAnyStats for clpix::FloatStats {
 
 /// A pixel type of the seven, with what its results become.
 pub(crate) trait FormatPixel:
-    Pixel<Subpixel: bytemuck::Pod + IntoValues, Hit: IntoAnyHit, Stats: IntoAnyStats>
+    Pixel<
+    Subpixel: bytemuck::Pod + IntoValues,
+    Key: Scalar,
+    Hit: IntoAnyHit + HitRecord,
+    Stats: IntoAnyStats,
+>
 {
 }
 
 impl<P> FormatPixel for P where
-    P: Pixel<Subpixel: bytemuck::Pod + IntoValues, Hit: IntoAnyHit, Stats: IntoAnyStats>
+    P: Pixel<
+        Subpixel: bytemuck::Pod + IntoValues,
+        Key: Scalar,
+        Hit: IntoAnyHit + HitRecord,
+        Stats: IntoAnyStats,
+    >
 {
 }
 
@@ -499,50 +483,5 @@ impl Job for HistogramJob {
         }
         let rows = engine.histogram(view, self.bins)?;
         Ok((rows.concat(), P::FORMAT.channels()))
-    }
-}
-
-/// A blur's result: the channel values, rows packed.
-pub(crate) enum Values {
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    F32(Vec<f32>),
-}
-
-impl Values {
-    /// The values as a NumPy array of `shape` (no copy).
-    pub(crate) fn into_array<'py>(
-        self,
-        py: Python<'py>,
-        shape: &[usize],
-    ) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            Values::U8(v) => numpy::PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
-            Values::U16(v) => numpy::PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
-            Values::F32(v) => numpy::PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
-        })
-    }
-}
-
-/// The channel types, whose values become [`Values`].
-pub(crate) trait IntoValues: Sized {
-    fn into_values(values: Vec<Self>) -> Values;
-}
-
-impl IntoValues for u8 {
-    fn into_values(values: Vec<u8>) -> Values {
-        Values::U8(values)
-    }
-}
-
-impl IntoValues for u16 {
-    fn into_values(values: Vec<u16>) -> Values {
-        Values::U16(values)
-    }
-}
-
-impl IntoValues for f32 {
-    fn into_values(values: Vec<f32>) -> Values {
-        Values::F32(values)
     }
 }

@@ -3,11 +3,13 @@
 //! module-level functions on a default engine and `clpix.dask`.
 
 mod blur;
+mod compact;
 mod convert;
 mod engine;
 mod errors;
 mod formats;
 mod keysum;
+mod records;
 mod types;
 
 use pyo3::prelude::*;

@@ -225,9 +225,9 @@ def test_errors(local):
     with pytest.raises(TypeError, match="got dtype int16"):
         cd.extreme(d.astype(np.int16), "brightest")
     with pytest.raises(TypeError, match="dtype uint8"):
-        cd.compact(d.astype(np.uint16), 3)
+        cd.compacted_image(d.astype(np.uint16), 3)
     with pytest.raises(ValueError, match=r"shape \(H, W, 4\)"):
-        cd.compact(d[..., :3], 3)  # RGB8 is for extreme, luminance_stats and histograms
+        cd.compacted_image(d[..., :3], 3)  # compact takes every format, compacted_image RGBA8
     with pytest.raises(TypeError, match="dask.array.Array"):
         cd.extreme([[1, 2, 3, 4]], "brightest")
     with pytest.raises(ValueError, match="invalid threshold = 1024"):

@@ -382,6 +382,7 @@ def test_bad_images(cpu, img, exc, match):
         lambda i: cpu.histogram(i, 4, (0, 10)),
         lambda i: cpu.histogram_keys(i, 4, (0, 10)),
         lambda i: clpix.histogram(i, 4, (0, 10)),
+        lambda i: cpu.compact(i, 0, "luminance"),
     ]
     for op in ops:
         with pytest.raises(exc, match=match):

@@ -47,14 +47,28 @@ macro_rules! format_families {
 }
 pub(crate) use format_families;
 
+/// `value` as the type `B` it is (an RGBA8 path's result as the generic result type of an
+/// `Rgba<u8>` call), an error if it were not.
+pub(crate) fn same_type<A: 'static, B: 'static>(value: A) -> crate::error::Result<B> {
+    let boxed: Box<dyn std::any::Any> = Box::new(value);
+    boxed.downcast::<B>().map(|b| *b).map_err(|_| {
+        crate::error::Error::invalid(
+            "pixel type",
+            std::any::type_name::<B>(),
+            "the pixel type of the input",
+        )
+    })
+}
+
 /// Every program the operations declare.
-pub(crate) const PROGRAMS: [ProgramId; 9] = [
+pub(crate) const PROGRAMS: [ProgramId; 10] = [
     reduce::kernels::PROGRAM,
     reduce::kernels::TYPED_PROGRAM,
     histogram::kernels::PROGRAM,
     histogram::kernels::TYPED_PROGRAM,
     scan::kernels::PROGRAM,
     compact::kernels::PROGRAM,
+    compact::kernels::TYPED_PROGRAM,
     blur::kernels::PROGRAM,
     blur::kernels::TYPED_PROGRAM,
     select::kernels::PROGRAM,

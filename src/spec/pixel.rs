@@ -264,6 +264,26 @@ pub struct RawHit {
 
 mod sealed {
     pub trait Sealed {}
+
+    /// A key as an order key (`Format::order_key`'s order); `None` for NaN.
+    pub trait Order {
+        fn order(self) -> Option<u32>;
+    }
+    impl Order for u8 {
+        fn order(self) -> Option<u32> {
+            Some(self as u32)
+        }
+    }
+    impl Order for u16 {
+        fn order(self) -> Option<u32> {
+            Some(self as u32)
+        }
+    }
+    impl Order for f32 {
+        fn order(self) -> Option<u32> {
+            super::order_of_f32(self)
+        }
+    }
 }
 
 /// A pixel type the operations accept: `Luma<u8>`, `Luma<u16>`, `Luma<f32>`, `Rgb<u8>`,
@@ -297,6 +317,8 @@ pub trait Pixel:
     fn hit(raw: RawHit) -> Self::Hit;
     #[doc(hidden)]
     fn stats(raw: RawStats) -> Self::Stats;
+    #[doc(hidden)]
+    fn key_order(key: Self::Key) -> Option<u32>;
 }
 
 /// The pixel whose channels' bytes (native endian, any alignment) are `bytes`.
@@ -348,6 +370,9 @@ macro_rules! pixel {
                     key: $to_key(raw.key),
                     value: pixel_of_bytes::<$ty>(&raw.value),
                 }
+            }
+            fn key_order(key: $key) -> Option<u32> {
+                sealed::Order::order(key)
             }
             fn stats(raw: RawStats) -> $stats {
                 $make_stats(raw)
@@ -404,6 +429,9 @@ impl Pixel for Rgba<u8> {
             luminance: raw.key as u16,
             rgba: [raw.value[0], raw.value[1], raw.value[2], raw.value[3]],
         }
+    }
+    fn key_order(key: u16) -> Option<u32> {
+        Some(key as u32)
     }
     fn stats(raw: RawStats) -> LuminanceStats {
         int_stats(raw)

@@ -14,19 +14,6 @@ pub(super) type Subpixel<P> = <P as image::Pixel>::Subpixel;
 /// An image of pixels `P` owning its channel values.
 pub(super) type Owned<P> = ImageBuffer<P, Vec<Subpixel<P>>>;
 
-/// `value` as the type `B` it is (the RGBA8 path's `RgbaImage` as the generic result type of
-/// an `Rgba<u8>` call), an error if it were not.
-pub(super) fn same_type<A: 'static, B: 'static>(value: A) -> Result<B> {
-    let boxed: Box<dyn std::any::Any> = Box::new(value);
-    boxed.downcast::<B>().map(|b| *b).map_err(|_| {
-        Error::invalid(
-            "pixel type",
-            std::any::type_name::<B>(),
-            "the pixel type of the input",
-        )
-    })
-}
-
 impl Engine {
     /// The blur of `raw` into `out` (its channel values, rows packed, as bytes; checked by the
     /// caller and aligned for the channel type).

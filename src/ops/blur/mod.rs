@@ -470,9 +470,10 @@ impl Engine {
 mod cl;
 mod family;
 pub(crate) mod kernels;
+use crate::ops::same_type;
 use family::F32_FAMILY;
 use family::FAMILY;
-use formats::{Owned, Subpixel, same_type};
+use formats::{Owned, Subpixel};
 
 mod rules;
 use kernels::*;

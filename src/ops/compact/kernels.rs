@@ -20,6 +20,15 @@ pub(crate) const PROGRAM: ProgramId = ProgramId::new(
     ],
 );
 
+/// The compaction of the other formats (`compact/typed.cl`), one program per format
+/// (`CLPIX_FORMAT`).
+pub(crate) const TYPED_PROGRAM: ProgramId = ProgramId::new(
+    "compact_typed",
+    &[cl_file!("formats.h"), cl_file!("compact/typed.cl")],
+);
+
+pub(crate) const TYPED_COUNT: Kernel = Kernel::new(TYPED_PROGRAM, "typed_count");
+pub(crate) const TYPED_KEEP: Kernel = Kernel::new(TYPED_PROGRAM, "typed_keep");
 pub(crate) const COMPACT_COUNT: Kernel = Kernel::new(PROGRAM, "compact_count");
 pub(crate) const COMPACT_COUNT_WARPS: Kernel = Kernel::new(PROGRAM, "compact_count_warps");
 pub(crate) const COMPACT_HIST: Kernel = Kernel::new(PROGRAM, "compact_hist");
@@ -46,6 +55,8 @@ pub(crate) const RADIX_LOCAL_SIZE: Kernel = Kernel::new(PROGRAM, "radix_local_si
 /// Every kernel above.
 #[cfg(test)]
 pub(crate) const ALL: &[Kernel] = &[
+    TYPED_COUNT,
+    TYPED_KEEP,
     COMPACT_COUNT,
     COMPACT_COUNT_WARPS,
     COMPACT_HIST,

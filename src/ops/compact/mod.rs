@@ -60,13 +60,16 @@
 use crate::cpu::{PIECE, advise_huge_pages, alloc_zeroed, with_u32_blocks};
 use crate::device::HostPixels;
 use crate::device::ImageInput;
+use crate::device::{Any, IntoImage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{ImageView, check_pixel_count};
 use crate::opencl::{Arg, ClEngine, Scratch, ScratchKind, WordFormat};
 use crate::opencl::{Defines, Kernel, radix_local_bytes, u32_arg};
+use crate::ops::same_type;
 use crate::ops::scan::kernels::SCAN_GROUPS;
 use crate::ops::scan::{cl_scan, groups_for, grow};
+use crate::spec::Pixel;
 use crate::spec::PixelHit;
 use crate::spec::luma_u32;
 use opencl3::event::Event;
@@ -126,17 +129,36 @@ impl Engine {
     /// assert_eq!(sorted.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), [(3, 0), (2, 2), (1, 2)]);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn compact<'a>(
+    pub fn compact<'a, I: IntoImage<'a>>(
         &self,
-        img: impl Into<ImageInput<'a>>,
-        threshold: u16,
+        img: I,
+        threshold: <I::Pixel as Pixel>::Key,
         order: CompactOrder,
-    ) -> Result<Vec<PixelHit>> {
-        self.compact_hits(
-            img.into(),
-            threshold,
-            order == CompactOrder::LuminanceDescending,
-        )
+    ) -> Result<Vec<<I::Pixel as Pixel>::Hit>> {
+        let sorted = order == CompactOrder::LuminanceDescending;
+        match img.into_any().0 {
+            Any::Rgba8(input) => {
+                let t: u16 = same_type(threshold)?;
+                same_type(self.compact_hits(input, t, sorted)?)
+            }
+            Any::Typed(raw) => {
+                let t = <I::Pixel as Pixel>::key_order(threshold).ok_or_else(|| {
+                    Error::invalid("threshold", "NaN", "a number (NaN keys are never kept)")
+                })?;
+                if let Some(max) = raw.format.max_key()
+                    && t > max
+                {
+                    let keys = "at most the format's largest key (255, 1023 or 65535)";
+                    return Err(Error::invalid(
+                        "threshold",
+                        format!("{t} (largest key {max})"),
+                        keys,
+                    ));
+                }
+                let hits = self.raw_compact(raw, t, sorted)?;
+                Ok(hits.into_par_iter().map(<I::Pixel as Pixel>::hit).collect())
+            }
+        }
     }
 
     /// An image of the input's size whose first pixels (in scan order) are the pixels with
@@ -320,6 +342,7 @@ use family::FAMILY;
 use kernels::*;
 mod cpu;
 mod plan;
+mod typed;
 use cl::*;
 use cpu::*;
 use plan::*;

@@ -1,0 +1,85 @@
+/* The compaction of every pixel format other than RGBA8 (docs/SPEC.md, "Compaction of every
+ * format"): the scan indices of the pixels whose order key (formats.h: the key itself for
+ * integer formats, the f32 key's order bits for float formats, 0 for a NaN key) is above t,
+ * in scan order. CLPIX_FORMAT chooses the format. Two kernels over one buffer of whole chunks
+ * (n pixels, the rest zeros): typed_count counts each group's kept pixels, the host scans the
+ * counts, and typed_keep writes each group's indices from its offset, chunk after chunk in
+ * order (a work-group scan of the chunks' counts ranks them). Every group walks the same
+ * contiguous range of chunks in both kernels (clpix_range).
+ */
+
+/* The pixels kept in chunk c (of the first n): their bits, pixel j at bit j. */
+inline uint kept_of_chunk(__global const uint* px, uint c, uint n, uint t) {
+    uint w[CW];
+    load_chunk(px, c, w);
+    uint first = c * PPC, bits = 0u;
+    for (uint j = 0; j < PPC; ++j) {
+#if FLOAT_KEYS
+        uint key = order_of_bits(float_key_bits(w, j));
+#else
+        uint key = int_key(w, j);
+#endif
+        if (key > t && first + j < n) bits |= 1u << j;
+    }
+    return bits;
+}
+
+__kernel void typed_count(__global const uint* px, uint n, uint t, __global uint* counts,
+                          __local uint* total) {
+    uint chunks = (n + PPC - 1u) / PPC;
+    uint b, e;
+    clpix_range(chunks, get_group_id(0), get_num_groups(0), &b, &e);
+    if (get_local_id(0) == 0) total[0] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint mine = 0u;
+    for (uint c = b + get_local_id(0); c < e; c += get_local_size(0))
+        mine += popcount(kept_of_chunk(px, c, n, t));
+    if (mine) atomic_add(total, mine);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) counts[get_group_id(0)] = total[0];
+}
+
+/* Each work-item takes KEEP_CHUNKS chunks of a tile of L * KEEP_CHUNKS, L apart (coalesced):
+   their counts (at most 16 each) packed in 16-bit fields of one ulong, so that one work-group
+   scan ranks them all (a prefix is at most 16 L < 2^16). offsets: the groups' first output
+   positions, and the total after them. scan: L ulongs of local memory. */
+#define KEEP_CHUNKS 4u
+__kernel void typed_keep(__global const uint* px, uint n, uint t, __global const uint* offsets,
+                         __global uint* out, __local ulong* scan) {
+    uint L = get_local_size(0), lid = get_local_id(0), g = get_group_id(0);
+    uint at = offsets[g];
+    if (offsets[g + 1u] == at) return; /* the whole group keeps nothing */
+    uint chunks = (n + PPC - 1u) / PPC;
+    uint b, e;
+    clpix_range(chunks, g, get_num_groups(0), &b, &e);
+    for (uint c0 = b; c0 < e; c0 += L * KEEP_CHUNKS) {
+        uint bits[KEEP_CHUNKS];
+        ulong packed = 0ul;
+        for (uint k = 0; k < KEEP_CHUNKS; ++k) {
+            uint c = c0 + k * L + lid;
+            bits[k] = c < e ? kept_of_chunk(px, c, n, t) : 0u;
+            packed |= (ulong)popcount(bits[k]) << (16u * k);
+        }
+        scan[lid] = packed;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* Inclusive scan of the packed counts (Hillis-Steele). */
+        for (uint d = 1; d < L; d <<= 1) {
+            ulong add = lid >= d ? scan[lid - d] : 0ul;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            scan[lid] += add;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        ulong before = scan[lid] - packed, tile = scan[L - 1u];
+        uint start = at;
+        for (uint k = 0; k < KEEP_CHUNKS; ++k) {
+            uint pos = start + (uint)((before >> (16u * k)) & 0xffffu);
+            uint first = (c0 + k * L + lid) * PPC;
+            for (uint j = 0; j < PPC; ++j) {
+                if (bits[k] & (1u << j)) out[pos++] = first + j;
+            }
+            start += (uint)((tile >> (16u * k)) & 0xffffu);
+        }
+        at = start;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}

@@ -1,0 +1,246 @@
+//! The compaction of every format other than RGBA8 (whose tuned paths are this folder's other
+//! files): the pixels whose key is above a threshold, in scan order or by key descending (a
+//! stable sort), as hits of the format. The CPU path and `compact/typed.cl` find the same scan
+//! indices; the hits are made from them on the host, and the sort is the host's sort of (key,
+//! index) pairs (docs/formats.md: the GPU sort of other formats is not built).
+
+use super::kernels::{TYPED_COUNT, TYPED_KEEP, TYPED_PROGRAM};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::image::{RawView, check_pixel_count};
+use crate::opencl::{Arg, ClEngine};
+use crate::ops::probe::{compare, probe_raw, unknown};
+use crate::spec::{Format, RawHit};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+crate::ops::format_families!(pub(super) fn family, "compact_typed", TYPED_PROGRAM, probe);
+
+fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
+    let Some(&(format, t)) = call.downcast_ref::<(Format, u32)>() else {
+        return Err(unknown(operation));
+    };
+    let raw = probe_raw(format);
+    // The threshold of the call, and one that keeps about half the probe's pixels.
+    let half = match format.max_key() {
+        Some(max) => max / 2,
+        None => crate::spec::order_of_f32(0.0).unwrap_or(0),
+    };
+    let both = |e: &Engine| -> Result<(Vec<u32>, Vec<u32>)> {
+        Ok((
+            e.kept_indices(raw.view(), t)?,
+            e.kept_indices(raw.view(), half)?,
+        ))
+    };
+    compare("the compaction", both(e), both(&Engine::cpu()))
+}
+
+/// Rows a task of [`cpu_kept`] takes (its indices in one vector of that many pixels' room:
+/// growing a vector a row had made half the time reallocations).
+const ROWS_A_TASK: u32 = 16;
+
+/// The scan indices of the pixels of `view` whose order key is above `t`, in scan order: bands
+/// of rows in parallel, each row a plain loop over its values for the mono formats.
+fn cpu_kept(view: &RawView<'_>, t: u32) -> Vec<u32> {
+    let w = view.width as usize;
+    let bands: Vec<Vec<u32>> = (0..view.height.div_ceil(ROWS_A_TASK))
+        .into_par_iter()
+        .map(|b| {
+            let rows = b * ROWS_A_TASK..((b + 1) * ROWS_A_TASK).min(view.height);
+            let mut out = Vec::with_capacity(rows.len() * w);
+            for y in rows {
+                kept_in_row(view, y, t, &mut out);
+            }
+            out
+        })
+        .collect();
+    let mut all = Vec::with_capacity(bands.iter().map(Vec::len).sum());
+    for band in bands {
+        all.extend_from_slice(&band);
+    }
+    all
+}
+
+/// Pushes the scan indices of row `y`'s kept pixels.
+fn kept_in_row(view: &RawView<'_>, y: u32, t: u32, out: &mut Vec<u32>) {
+    let (w, bpp) = (view.width as usize, view.format.bytes_per_pixel());
+    {
+        {
+            let row = &view.row(y)[..w * bpp];
+            let base = y * view.width;
+            match view.format {
+                Format::Luma8 => keep_where(row.iter().map(|&v| v as u32 > t), base, out),
+                Format::Luma16 => keep_where(
+                    row.chunks_exact(2)
+                        .map(|b| u16::from_ne_bytes([b[0], b[1]]) as u32 > t),
+                    base,
+                    out,
+                ),
+                Format::LumaF32 => keep_where(
+                    row.chunks_exact(4).map(|b| {
+                        crate::spec::order_of_f32(f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+                            .is_some_and(|k| k > t)
+                    }),
+                    base,
+                    out,
+                ),
+                format => keep_where(
+                    row.chunks_exact(bpp)
+                        .map(|px| format.order_key(px).is_some_and(|k| k > t)),
+                    base,
+                    out,
+                ),
+            }
+        }
+    }
+}
+
+/// Pushes `base + i` for every `i` whose flag is set.
+#[inline(always)]
+fn keep_where(flags: impl Iterator<Item = bool>, base: u32, out: &mut Vec<u32>) {
+    for (i, keep) in flags.enumerate() {
+        if keep {
+            out.push(base + i as u32);
+        }
+    }
+}
+
+/// [`cpu_kept`] on `cl`: per part of the image, the groups' counts, their offsets scanned on
+/// the host, then each group's indices.
+fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32) -> Result<Vec<u32>> {
+    let variant = crate::ops::reduce::typed::variant(view.format);
+    let chunk = crate::ops::reduce::typed::chunk_bytes(view.format);
+    let ppc = (chunk / view.format.bytes_per_pixel()) as u32;
+    let wg = cl.grid.wg;
+    let mut kept = Vec::new();
+    let mut events = Vec::new();
+    cl.for_each_raw_part(view, chunk, |buf, range| {
+        let n = range.pixels() as u32;
+        let groups = crate::ops::reduce::groups_for(cl, (n as usize).div_ceil(ppc as usize));
+        let counts = cl.buffer::<u32>(groups, "the compaction's group counts")?;
+        let count = cl.launch_variant(
+            TYPED_COUNT,
+            variant,
+            &[
+                Arg::buf(buf),
+                Arg::U32(n),
+                Arg::U32(t),
+                Arg::buf(&counts),
+                Arg::Local(4),
+            ],
+            groups * wg,
+            wg,
+        )?;
+        let mut per_group = vec![0u32; groups];
+        cl.read(&counts, 0, &mut per_group)?;
+        events.push(count);
+        // Each group's first position, and the total after them.
+        let mut offsets = Vec::with_capacity(groups + 1);
+        let mut total = 0u32;
+        for c in &per_group {
+            offsets.push(total);
+            total += c;
+        }
+        offsets.push(total);
+        if total == 0 {
+            return Ok(());
+        }
+        let mut offsets_buf = cl.buffer::<u32>(groups + 1, "the compaction's group offsets")?;
+        cl.write(&mut offsets_buf, 0, &offsets)?;
+        let out = cl.buffer::<u32>(total as usize, "the kept pixels' indices")?;
+        let keep = cl.launch_variant(
+            TYPED_KEEP,
+            variant,
+            &[
+                Arg::buf(buf),
+                Arg::U32(n),
+                Arg::U32(t),
+                Arg::buf(&offsets_buf),
+                Arg::buf(&out),
+                Arg::Local(8 * wg),
+            ],
+            groups * wg,
+            wg,
+        )?;
+        let mut indices = vec![0u32; total as usize];
+        cl.read(&out, 0, &mut indices)?;
+        events.push(keep);
+        let first = range.first_pixel(view.width) as u32;
+        kept.extend(indices.into_iter().map(|i| first + i));
+        Ok(())
+    })?;
+    cl.finish(&events)?;
+    Ok(kept)
+}
+
+impl Engine {
+    /// The scan indices of the pixels of `view` whose order key is above `t`.
+    pub(super) fn kept_indices(&self, view: RawView<'_>, t: u32) -> Result<Vec<u32>> {
+        if view.pixel_count() == 0 {
+            return Ok(Vec::new());
+        }
+        self.dispatch(
+            family(view.format),
+            &(view.format, t),
+            "compact",
+            view.pixel_count(),
+            || Ok(cpu_kept(&view, t)),
+            |cl| match view.format.is_float() && !cl.info.f32_denormals {
+                // A device that flushes denormals would compare their keys as zeros.
+                true => Ok(cpu_kept(&view, t)),
+                false => cl_kept(cl, &view, t),
+            },
+        )
+    }
+
+    /// The hits of the pixels of `view` whose order key is above `t`, in scan order or
+    /// (`sorted`) by key descending, ties in scan order.
+    pub(super) fn raw_compact(
+        &self,
+        view: RawView<'_>,
+        t: u32,
+        sorted: bool,
+    ) -> Result<Vec<RawHit>> {
+        check_pixel_count(view.width, view.height)?;
+        let mut kept = self.kept_indices(view, t)?;
+        let (w, bpp) = (view.width, view.format.bytes_per_pixel());
+        let pixel = |i: u32| {
+            let (x, y) = (i % w, i / w);
+            (x, y, &view.row(y)[x as usize * bpp..(x as usize + 1) * bpp])
+        };
+        // 0 (never above `t`) for a NaN key.
+        let key_of = |i: u32| view.format.order_key(pixel(i).2).unwrap_or(0);
+        if kept.par_iter().any(|&i| key_of(i) <= t) {
+            return Err(Error::invalid(
+                "compaction",
+                "a pixel not above the threshold",
+                "only pixels whose key is above it (a device answered wrongly)",
+            ));
+        }
+        if sorted {
+            // Key descending, equal keys in scan order: one u64 each (the key's complement,
+            // then the index), all different, so an unstable sort gives the stable order.
+            let mut order: Vec<u64> = kept
+                .par_iter()
+                .map(|&i| ((!key_of(i) as u64) << 32) | i as u64)
+                .collect();
+            order.par_sort_unstable();
+            kept = order.into_par_iter().map(|k| k as u32).collect();
+        }
+        let hits: Vec<RawHit> = kept
+            .par_iter()
+            .map(|&i| {
+                let (x, y, px) = pixel(i);
+                let mut value = [0u8; 16];
+                value[..bpp].copy_from_slice(px);
+                RawHit {
+                    x,
+                    y,
+                    key: key_of(i),
+                    value,
+                }
+            })
+            .collect();
+        Ok(hits)
+    }
+}
