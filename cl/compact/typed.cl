@@ -39,13 +39,20 @@ __kernel void typed_count(__global const uint* px, uint n, uint t, __global uint
     if (get_local_id(0) == 0) counts[get_group_id(0)] = total[0];
 }
 
-/* Each work-item takes KEEP_CHUNKS chunks of a tile of L * KEEP_CHUNKS, L apart (coalesced):
-   their counts (at most 16 each) packed in 16-bit fields of one ulong, so that one work-group
-   scan ranks them all (a prefix is at most 16 L < 2^16). offsets: the groups' first output
-   positions, and the total after them. scan: L ulongs of local memory. */
-#define KEEP_CHUNKS 4u
+/* Each work-item takes KEEP_CHUNKS (4 or 8) chunks of a tile of L * KEEP_CHUNKS, L apart
+   (coalesced): their counts (at most 16 each) packed in 16-bit fields of a ulong2 (chunks 0-3 in
+   x, 4-7 in y), so that one work-group scan ranks them all (a prefix is at most 16 L < 2^16).
+   offsets: the groups' first output positions, and the total after them. scan: L ulong2s of
+   local memory. */
+#ifndef KEEP_CHUNKS
+#define KEEP_CHUNKS 8u
+#endif
+inline uint field_of(ulong2 v, uint k) {
+    ulong w = k < 4u ? v.x : v.y;
+    return (uint)((w >> (16u * (k & 3u))) & 0xffffu);
+}
 __kernel void typed_keep(__global const uint* px, uint n, uint t, __global const uint* offsets,
-                         __global uint* out, __local ulong* scan) {
+                         __global uint* out, __local ulong2* scan) {
     uint L = get_local_size(0), lid = get_local_id(0), g = get_group_id(0);
     uint at = offsets[g];
     if (offsets[g + 1u] == at) return; /* the whole group keeps nothing */
@@ -54,30 +61,32 @@ __kernel void typed_keep(__global const uint* px, uint n, uint t, __global const
     clpix_range(chunks, g, get_num_groups(0), &b, &e);
     for (uint c0 = b; c0 < e; c0 += L * KEEP_CHUNKS) {
         uint bits[KEEP_CHUNKS];
-        ulong packed = 0ul;
+        ulong2 packed = (ulong2)(0ul);
         for (uint k = 0; k < KEEP_CHUNKS; ++k) {
             uint c = c0 + k * L + lid;
             bits[k] = c < e ? kept_of_chunk(px, c, n, t) : 0u;
-            packed |= (ulong)popcount(bits[k]) << (16u * k);
+            ulong field = (ulong)popcount(bits[k]) << (16u * (k & 3u));
+            if (k < 4u) packed.x |= field;
+            else packed.y |= field;
         }
         scan[lid] = packed;
         barrier(CLK_LOCAL_MEM_FENCE);
         /* Inclusive scan of the packed counts (Hillis-Steele). */
         for (uint d = 1; d < L; d <<= 1) {
-            ulong add = lid >= d ? scan[lid - d] : 0ul;
+            ulong2 add = lid >= d ? scan[lid - d] : (ulong2)(0ul);
             barrier(CLK_LOCAL_MEM_FENCE);
             scan[lid] += add;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        ulong before = scan[lid] - packed, tile = scan[L - 1u];
+        ulong2 before = scan[lid] - packed, tile = scan[L - 1u];
         uint start = at;
         for (uint k = 0; k < KEEP_CHUNKS; ++k) {
-            uint pos = start + (uint)((before >> (16u * k)) & 0xffffu);
+            uint pos = start + field_of(before, k);
             uint first = (c0 + k * L + lid) * PPC;
             for (uint j = 0; j < PPC; ++j) {
                 if (bits[k] & (1u << j)) out[pos++] = first + j;
             }
-            start += (uint)((tile >> (16u * k)) & 0xffffu);
+            start += field_of(tile, k);
         }
         at = start;
         barrier(CLK_LOCAL_MEM_FENCE);

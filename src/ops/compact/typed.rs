@@ -157,7 +157,7 @@ fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32) -> Result<Vec<u32>> {
                 Arg::U32(t),
                 Arg::buf(&offsets_buf),
                 Arg::buf(&out),
-                Arg::Local(8 * wg),
+                Arg::Local(16 * wg),
             ],
             groups * wg,
             wg,
