@@ -92,6 +92,44 @@ where
     lines
 }
 
+/// One row: `run` on `e`, its median wall time and (on OpenCL) its kernel times, labelled
+/// `name` and `content`; an error is a row that says so. Printed as it is made.
+fn timed_row(
+    e: &Engine,
+    name: &str,
+    content: &str,
+    reps: usize,
+    run: impl Fn() -> clpix::Result<()>,
+) -> String {
+    let backend = match e.device() {
+        Some(d) => format!("OpenCL {}", d.name),
+        None => format!("rayon {} threads", rayon::current_num_threads()),
+    };
+    let row = (|| -> clpix::Result<String> {
+        let wall = time(e, reps, &run)?;
+        let mut ks = Vec::new();
+        if e.device().is_some() {
+            for _ in 0..reps {
+                run()?;
+                ks.push(kernel_times(e));
+            }
+        }
+        let kernel = if ks.is_empty() {
+            "-".into()
+        } else {
+            kernel_cell(ks)
+        };
+        Ok(format!(
+            "| {name} | {content} | {backend} | {:.3} ms | | | {kernel} | |",
+            wall.as_secs_f64() * 1e3
+        ))
+    })();
+    let line = row
+        .unwrap_or_else(|err| format!("| {name} | {content} | {backend} | error: {err} | | | | |"));
+    println!("{line}");
+    line
+}
+
 /// The mono16 histograms of issue 53's targets: 256, 4,096 and 65,536 bins over 0..=65535, of a
 /// random and a constant frame.
 fn histogram_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
@@ -108,32 +146,10 @@ fn histogram_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
                 continue;
             };
             for e in engines {
-                let backend = match e.device() {
-                    Some(d) => format!("OpenCL {}", d.name),
-                    None => format!("rayon {} threads", rayon::current_num_threads()),
-                };
-                let row = (|| -> clpix::Result<String> {
-                    let wall = time(e, reps, || e.histogram_keys(view, b).map(drop))?;
-                    let mut ks = Vec::new();
-                    if e.device().is_some() {
-                        for _ in 0..reps {
-                            e.histogram_keys(view, b)?;
-                            ks.push(kernel_times(e));
-                        }
-                    }
-                    let kernel = if ks.is_empty() {
-                        "-".into()
-                    } else {
-                        kernel_cell(ks)
-                    };
-                    Ok(format!(
-                        "| histogram mono16 {bins} bins | {content} | {backend} | {:.3} ms | | | {kernel} | |",
-                        wall.as_secs_f64() * 1e3
-                    ))
-                })();
-                let line = row.unwrap_or_else(|err| format!("| histogram mono16 {bins} bins | {content} | {backend} | error: {err} | | | | |"));
-                println!("{line}");
-                lines.push(line);
+                let name = format!("histogram mono16 {bins} bins");
+                lines.push(timed_row(e, &name, content, reps, || {
+                    e.histogram_keys(view, b).map(drop)
+                }));
             }
         }
     }
@@ -152,39 +168,10 @@ fn blur_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
         for w in [2u32, 8, 25] {
             let blur = clpix::GaussianBlur::new(w);
             for e in engines {
-                let backend = match e.device() {
-                    Some(d) => format!("OpenCL {}", d.name),
-                    None => format!("rayon {} threads", rayon::current_num_threads()),
-                };
-                let run = || e.gaussian_blur(view, &blur).map(drop);
-                let row = (|| -> clpix::Result<String> {
-                    let wall = time(e, reps, run)?;
-                    let mut ks = Vec::new();
-                    if e.device().is_some() {
-                        for _ in 0..reps {
-                            run()?;
-                            ks.push(kernel_times(e));
-                        }
-                    }
-                    let kernel = if ks.is_empty() {
-                        "-".into()
-                    } else {
-                        kernel_cell(ks)
-                    };
-                    Ok(format!(
-                        "| blur {} w={w} | Random | {backend} | {:.3} ms | | | {kernel} | |",
-                        P::FORMAT.name(),
-                        wall.as_secs_f64() * 1e3
-                    ))
-                })();
-                let line = row.unwrap_or_else(|err| {
-                    format!(
-                        "| blur {} w={w} | Random | {backend} | error: {err} | | | | |",
-                        P::FORMAT.name()
-                    )
-                });
-                println!("{line}");
-                lines.push(line);
+                let name = format!("blur {} w={w}", P::FORMAT.name());
+                lines.push(timed_row(e, &name, "Random", reps, || {
+                    e.gaussian_blur(view, &blur).map(drop)
+                }));
             }
         }
     }
@@ -230,35 +217,9 @@ fn compact_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
         ),
     ] {
         for e in engines {
-            let backend = match e.device() {
-                Some(d) => format!("OpenCL {}", d.name),
-                None => format!("rayon {} threads", rayon::current_num_threads()),
-            };
-            let run = || e.compact(view, 64_880, order).map(drop);
-            let row = (|| -> clpix::Result<String> {
-                let wall = time(e, reps, run)?;
-                let mut ks = Vec::new();
-                if e.device().is_some() {
-                    for _ in 0..reps {
-                        run()?;
-                        ks.push(kernel_times(e));
-                    }
-                }
-                let kernel = if ks.is_empty() {
-                    "-".into()
-                } else {
-                    kernel_cell(ks)
-                };
-                Ok(format!(
-                    "| {name} | Random | {backend} | {:.3} ms | | | {kernel} | |",
-                    wall.as_secs_f64() * 1e3
-                ))
-            })();
-            let line = row.unwrap_or_else(|err| {
-                format!("| {name} | Random | {backend} | error: {err} | | | | |")
-            });
-            println!("{line}");
-            lines.push(line);
+            lines.push(timed_row(e, name, "Random", reps, || {
+                e.compact(view, 64_880, order).map(drop)
+            }));
         }
     }
     lines
