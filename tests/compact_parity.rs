@@ -58,8 +58,8 @@ fn run_all<'a>(engine: &Engine, input: impl Into<clpix::ImageInput<'a>> + Copy, 
     (
         engine.compact(input.into(), t, clpix::CompactOrder::ScanOrder),
         engine.compact(input.into(), t, clpix::CompactOrder::LuminanceDescending),
-        engine.compacted_image(input, t, CompactOrder::ScanOrder),
-        engine.compacted_image(input, t, CompactOrder::LuminanceDescending),
+        engine.compacted_image(input.into(), t, CompactOrder::ScanOrder),
+        engine.compacted_image(input.into(), t, CompactOrder::LuminanceDescending),
     )
 }
 

@@ -222,10 +222,31 @@ fn compact_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
             }));
         }
     }
+    // The 64 brightest and darkest at least 8 pixels apart: mono16 beside RGBA8's tuned path.
+    let rgba = frame::<Rgba<u8>>(size, 0x7f4a_7c15);
+    let Ok(rgba) = ImageView::<Rgba<u8>>::from_channels(&rgba, size, size, size as usize * 4)
+    else {
+        return lines;
+    };
+    for (name, end) in [
+        ("brightest", Extreme::Brightest),
+        ("darkest", Extreme::Darkest),
+    ] {
+        for e in engines {
+            let row = format!("extremes {name} k 64 d 8 mono16");
+            lines.push(timed_row(e, &row, "Random", reps, || {
+                e.extremes(view, end, 64, 8.0).map(drop)
+            }));
+            let row = format!("extremes {name} k 64 d 8 RGBA8");
+            lines.push(timed_row(e, &row, "Random", reps, || {
+                e.extremes(rgba, end, 64, 8.0).map(drop)
+            }));
+        }
+    }
     lines
 }
 
-/// The compaction rows alone (`--ops format_compact`).
+/// The compaction and k-brightest rows alone (`--ops format_compact`).
 pub(super) fn format_compact_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
     compact_rows(engines, size, reps)
 }

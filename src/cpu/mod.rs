@@ -164,3 +164,23 @@ pub(crate) fn parallel_copy(src: &[u8], dst: &mut [u8]) {
         .zip(src.par_chunks(PIECE_BYTES))
         .for_each(|(d, s)| d.copy_from_slice(s));
 }
+
+/// A new image of `width × height` pixels filled by `fill` (its values, rows packed): fresh
+/// memory advised to use huge pages (see `alloc_zeroed`).
+pub(crate) fn fresh_result<P>(
+    (width, height): (u32, u32),
+    fill: impl FnOnce(&mut [P::Subpixel]) -> crate::error::Result<()>,
+) -> crate::error::Result<image::ImageBuffer<P, Vec<P::Subpixel>>>
+where
+    P: image::Pixel,
+    P::Subpixel: Default + bytemuck::Zeroable,
+{
+    let values = P::CHANNEL_COUNT as usize * width as usize * height as usize;
+    let mut out = alloc_zeroed::<P::Subpixel>(values);
+    fill(&mut out)?;
+    image::ImageBuffer::from_raw(width, height, out).ok_or(crate::error::Error::ImageTooLarge {
+        width: width as u64,
+        height: height as u64,
+        reason: "the result does not match its size",
+    })
+}

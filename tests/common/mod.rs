@@ -6,6 +6,7 @@ use clpix::{Engine, ImageView};
 use proptest::prelude::*;
 use std::sync::{Mutex, OnceLock};
 mod engines;
+pub mod formats;
 mod shared;
 pub use engines::*;
 #[allow(unused_imports)] // not every test binary shares engines
@@ -536,6 +537,13 @@ pub fn every_format_op(e: &Engine, img: &TestImage) -> Vec<String> {
             for order in [clpix::CompactOrder::ScanOrder, clpix::CompactOrder::LuminanceDescending] {
                 out.push(format!("{:?}", e.compact(&$img, $t, order)));
             }
+            out.push(format!(
+                "{:?}",
+                e.compacted_image(&$img, $t, clpix::CompactOrder::LuminanceDescending)
+                    .map(|c| c.into_raw())
+            ));
+            out.push(format!("{:?}", e.extremes(&$img, Brightest, 5, 3.0)));
+            out.push(format!("{:?}", e.extremes(&$img, Darkest, 7, 0.0)));
             // The blur: the tile in local memory (w = 2), and taps beyond the image (w = 9).
             for blur in [
                 clpix::GaussianBlur::new(2).border(clpix::Border::Reflect),

@@ -349,26 +349,6 @@ pub(super) fn cpu_blur_u8(
     fresh_result((width, height), |out| cpu_blur_u8_into(view, blur, out))
 }
 
-/// A new image of `width × height` pixels filled by `fill` (its values, rows packed): fresh
-/// memory advised to use huge pages (see `alloc_zeroed`).
-pub(super) fn fresh_result<P>(
-    (width, height): (u32, u32),
-    fill: impl FnOnce(&mut [P::Subpixel]) -> Result<()>,
-) -> Result<image::ImageBuffer<P, Vec<P::Subpixel>>>
-where
-    P: image::Pixel,
-    P::Subpixel: Default + bytemuck::Zeroable,
-{
-    let values = P::CHANNEL_COUNT as usize * width as usize * height as usize;
-    let mut out = alloc_zeroed::<P::Subpixel>(values);
-    fill(&mut out)?;
-    image::ImageBuffer::from_raw(width, height, out).ok_or(Error::ImageTooLarge {
-        width: width as u64,
-        height: height as u64,
-        reason: "the result does not match its size",
-    })
-}
-
 /// The RGBA8 blur of `view` into `out` (`4 × width × height` bytes, rows packed).
 pub(super) fn cpu_blur_u8_into(
     view: &crate::image::ImageView<'_>,

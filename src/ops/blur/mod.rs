@@ -75,7 +75,7 @@
 //!
 //! Measured figures and what was tried and dropped: docs/performance.md.
 
-use crate::cpu::{advise_huge_pages, alloc_zeroed};
+use crate::cpu::{advise_huge_pages, alloc_zeroed, fresh_result};
 use crate::device::{Any, IntoImage};
 use crate::device::{DeviceImage, DeviceImageF32, ImageInput, Storage, StorageF32};
 use crate::device::{HostPixels, download_f32};

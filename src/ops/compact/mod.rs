@@ -97,6 +97,27 @@ fn check_threshold(threshold: u16) -> Result<()> {
     Ok(())
 }
 
+/// What [`Engine::compacted_image`] gives for pixels of type `P`: an image of that format.
+pub(crate) type CompactedImage<P> = image::ImageBuffer<P, Vec<<P as image::Pixel>::Subpixel>>;
+
+/// A threshold of a format's key type as an order key: an error for NaN or one above the
+/// format's largest key.
+fn typed_threshold<P: Pixel>(format: crate::spec::Format, threshold: P::Key) -> Result<u32> {
+    let t = P::key_order(threshold)
+        .ok_or_else(|| Error::invalid("threshold", "NaN", "a number (NaN keys are never kept)"))?;
+    if let Some(max) = format.max_key()
+        && t > max
+    {
+        let keys = "at most the format's largest key (255, 1023 or 65535)";
+        return Err(Error::invalid(
+            "threshold",
+            format!("{t} (largest key {max})"),
+            keys,
+        ));
+    }
+    Ok(t)
+}
+
 /// The smallest weighted sum `21 r + 72 g + 7 b` whose luminance is above `threshold`:
 /// `floor(1023 s / 25500) > t` exactly when `1023 s >= 25500 (t + 1)`. Above 25500 for 1023.
 fn wsum_min(threshold: u16) -> u32 {
@@ -142,28 +163,17 @@ impl Engine {
                 same_type(self.compact_hits(input, t, sorted)?)
             }
             Any::Typed(raw) => {
-                let t = <I::Pixel as Pixel>::key_order(threshold).ok_or_else(|| {
-                    Error::invalid("threshold", "NaN", "a number (NaN keys are never kept)")
-                })?;
-                if let Some(max) = raw.format.max_key()
-                    && t > max
-                {
-                    let keys = "at most the format's largest key (255, 1023 or 65535)";
-                    return Err(Error::invalid(
-                        "threshold",
-                        format!("{t} (largest key {max})"),
-                        keys,
-                    ));
-                }
-                let hits = self.raw_compact(raw, t, sorted)?;
+                let t = typed_threshold::<I::Pixel>(raw.format, threshold)?;
+                let hits = self.raw_compact(raw, Some(t), 0, sorted)?;
                 Ok(hits.into_par_iter().map(<I::Pixel as Pixel>::hit).collect())
             }
         }
     }
 
-    /// An image of the input's size whose first pixels (in scan order) are the pixels with
-    /// luminance above `threshold`, in `order`, and whose other pixels are (0, 0, 0, 0): the
-    /// seed's "mush of dots".
+    /// An image of the input's size and format whose first pixels (in scan order) are the
+    /// pixels with key above `threshold` (the luminance for RGBA8: the seed's "mush of dots"),
+    /// in `order`, and whose other pixels are zeros. The threshold is of the format's key type,
+    /// as [`compact`](Engine::compact)'s, with its errors.
     ///
     /// ```
     /// use clpix::CompactOrder;
@@ -172,15 +182,46 @@ impl Engine {
     /// assert_eq!(out.get_pixel(0, 0).0, [0, 150, 0, 255]);
     /// assert_eq!(out.get_pixel(1, 0).0, [0, 100, 0, 255]);
     /// assert_eq!(out.get_pixel(0, 1).0, [0, 0, 0, 0]);
+    /// let gray = image::ImageBuffer::from_fn(3, 1, |x, _| image::Luma([x as u16 * 1000]));
+    /// let out = clpix::Engine::new()?.compacted_image(&gray, 500, CompactOrder::LuminanceDescending)?;
+    /// assert_eq!(out.into_raw(), [2000, 1000, 0]);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn compacted_image<'a>(
+    pub fn compacted_image<'a, I: IntoImage<'a>>(
         &self,
-        img: impl Into<ImageInput<'a>>,
+        img: I,
+        threshold: <I::Pixel as Pixel>::Key,
+        order: CompactOrder,
+    ) -> Result<CompactedImage<I::Pixel>> {
+        match img.into_any().0 {
+            Any::Rgba8(input) => {
+                let t: u16 = same_type(threshold)?;
+                same_type(self.compacted_rgba8(input, t, order)?)
+            }
+            Any::Typed(raw) => {
+                let t = typed_threshold::<I::Pixel>(raw.format, threshold)?;
+                let hits =
+                    self.raw_compact(raw, Some(t), 0, order == CompactOrder::LuminanceDescending)?;
+                let bpp = raw.format.bytes_per_pixel();
+                crate::cpu::fresh_result::<I::Pixel>((raw.width, raw.height), |out| {
+                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+                    bytes[..hits.len() * bpp]
+                        .par_chunks_exact_mut(bpp)
+                        .zip(hits.par_iter())
+                        .for_each(|(px, h)| px.copy_from_slice(&h.value[..bpp]));
+                    Ok(())
+                })
+            }
+        }
+    }
+
+    /// [`compacted_image`](Engine::compacted_image) of RGBA8.
+    fn compacted_rgba8(
+        &self,
+        input: ImageInput<'_>,
         threshold: u16,
         order: CompactOrder,
     ) -> Result<image::RgbaImage> {
-        let input = img.into();
         check_threshold(threshold)?;
         let n = check_pixel_count(input.width(), input.height())? as usize;
         let sorted = order == CompactOrder::LuminanceDescending;
@@ -342,7 +383,7 @@ use family::FAMILY;
 use kernels::*;
 mod cpu;
 mod plan;
-mod typed;
+pub(crate) mod typed;
 use cl::*;
 use cpu::*;
 use plan::*;

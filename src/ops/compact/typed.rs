@@ -1,6 +1,7 @@
 //! The compaction of every format other than RGBA8 (whose tuned paths are this folder's other
 //! files): the pixels whose key is above a threshold, in scan order or by key descending (a
-//! stable sort), as hits of the format. The CPU path and `compact/typed.cl` find the same scan
+//! stable sort), as hits of the format. With a `flip` (see [`flip_for_darkest`]) the keys are
+//! complemented first: the pixels below a key, darkest first (the k darkest of `select`). The CPU path and `compact/typed.cl` find the same scan
 //! indices; the hits are made from them on the host, and the sort is the host's sort of (key,
 //! index) pairs (docs/formats.md: the GPU sort of other formats is not built).
 
@@ -17,7 +18,7 @@ use std::sync::Arc;
 crate::ops::format_families!(pub(super) fn family, "compact_typed", TYPED_PROGRAM, probe);
 
 fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
-    let Some(&(format, t)) = call.downcast_ref::<(Format, u32)>() else {
+    let Some(&(format, t, flip)) = call.downcast_ref::<(Format, u32, u32)>() else {
         return Err(unknown(operation));
     };
     let raw = probe_raw(format);
@@ -28,8 +29,8 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
     };
     let both = |e: &Engine| -> Result<(Vec<u32>, Vec<u32>)> {
         Ok((
-            e.kept_indices(raw.view(), t)?,
-            e.kept_indices(raw.view(), half)?,
+            e.kept_indices(raw.view(), t, flip)?,
+            e.kept_indices(raw.view(), half, flip)?,
         ))
     };
     compare("the compaction", both(e), both(&Engine::cpu()))
@@ -39,9 +40,21 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
 /// growing a vector a row had made half the time reallocations).
 const ROWS_A_TASK: u32 = 16;
 
-/// The scan indices of the pixels of `view` whose order key is above `t`, in scan order: bands
-/// of rows in parallel, each row a plain loop over its values for the mono formats.
-fn cpu_kept(view: &RawView<'_>, t: u32) -> Vec<u32> {
+/// The `flip` that puts a format's keys in reverse order (its largest key for integer keys, all
+/// ones for f32 order keys): `key ^ flip` above `t` keeps the pixels below `t ^ flip`.
+pub(crate) fn flip_for_darkest(format: Format) -> u32 {
+    format.max_key().unwrap_or(u32::MAX)
+}
+
+/// An order key after `flip` (0, never above a threshold, for a NaN key).
+#[inline(always)]
+pub(crate) fn flipped(key: Option<u32>, flip: u32) -> u32 {
+    key.map_or(0, |k| k ^ flip)
+}
+
+/// The scan indices of the pixels of `view` whose order key, after `flip`, is above `t`, in scan
+/// order: bands of rows in parallel, each row a plain loop over its values for the mono formats.
+fn cpu_kept(view: &RawView<'_>, t: u32, flip: u32) -> Vec<u32> {
     let w = view.width as usize;
     let bands: Vec<Vec<u32>> = (0..view.height.div_ceil(ROWS_A_TASK))
         .into_par_iter()
@@ -49,7 +62,7 @@ fn cpu_kept(view: &RawView<'_>, t: u32) -> Vec<u32> {
             let rows = b * ROWS_A_TASK..((b + 1) * ROWS_A_TASK).min(view.height);
             let mut out = Vec::with_capacity(rows.len() * w);
             for y in rows {
-                kept_in_row(view, y, t, &mut out);
+                kept_in_row(view, y, t, flip, &mut out);
             }
             out
         })
@@ -62,37 +75,58 @@ fn cpu_kept(view: &RawView<'_>, t: u32) -> Vec<u32> {
 }
 
 /// Pushes the scan indices of row `y`'s kept pixels.
-fn kept_in_row(view: &RawView<'_>, y: u32, t: u32, out: &mut Vec<u32>) {
+fn kept_in_row(view: &RawView<'_>, y: u32, t: u32, flip: u32, out: &mut Vec<u32>) {
     let (w, bpp) = (view.width as usize, view.format.bytes_per_pixel());
     {
         {
             let row = &view.row(y)[..w * bpp];
             let base = y * view.width;
             match view.format {
-                Format::Luma8 => keep_where(row.iter().map(|&v| v as u32 > t), base, out),
+                Format::Luma8 => keep_where(row.iter().map(|&v| v as u32 ^ flip > t), base, out),
                 Format::Luma16 => keep_where(
                     row.chunks_exact(2)
-                        .map(|b| u16::from_ne_bytes([b[0], b[1]]) as u32 > t),
+                        .map(|b| u16::from_ne_bytes([b[0], b[1]]) as u32 ^ flip > t),
                     base,
                     out,
                 ),
                 Format::LumaF32 => keep_where(
                     row.chunks_exact(4).map(|b| {
                         crate::spec::order_of_f32(f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-                            .is_some_and(|k| k > t)
+                            .is_some_and(|k| k ^ flip > t)
                     }),
                     base,
                     out,
                 ),
                 format => keep_where(
                     row.chunks_exact(bpp)
-                        .map(|px| format.order_key(px).is_some_and(|k| k > t)),
+                        .map(|px| format.order_key(px).is_some_and(|k| k ^ flip > t)),
                     base,
                     out,
                 ),
             }
         }
     }
+}
+
+/// The scan indices of the pixels of `view` that have a key (not NaN), in scan order.
+fn every_keyed(view: &RawView<'_>) -> Vec<u32> {
+    let (w, bpp) = (view.width as usize, view.format.bytes_per_pixel());
+    let rows: Vec<Vec<u32>> = (0..view.height)
+        .into_par_iter()
+        .map(|y| {
+            let base = y * view.width;
+            let row = &view.row(y)[..w * bpp];
+            let mut out = Vec::with_capacity(w);
+            keep_where(
+                row.chunks_exact(bpp)
+                    .map(|px| view.format.order_key(px).is_some()),
+                base,
+                &mut out,
+            );
+            out
+        })
+        .collect();
+    rows.concat()
 }
 
 /// Pushes `base + i` for every `i` whose flag is set.
@@ -107,7 +141,7 @@ fn keep_where(flags: impl Iterator<Item = bool>, base: u32, out: &mut Vec<u32>) 
 
 /// [`cpu_kept`] on `cl`: per part of the image, the groups' counts, their offsets scanned on
 /// the host, then each group's indices.
-fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32) -> Result<Vec<u32>> {
+fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
     let variant = crate::ops::reduce::typed::variant(view.format);
     let chunk = crate::ops::reduce::typed::chunk_bytes(view.format);
     let ppc = (chunk / view.format.bytes_per_pixel()) as u32;
@@ -125,6 +159,7 @@ fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32) -> Result<Vec<u32>> {
                 Arg::buf(buf),
                 Arg::U32(n),
                 Arg::U32(t),
+                Arg::U32(flip),
                 Arg::buf(&counts),
                 Arg::Local(4),
             ],
@@ -155,6 +190,7 @@ fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32) -> Result<Vec<u32>> {
                 Arg::buf(buf),
                 Arg::U32(n),
                 Arg::U32(t),
+                Arg::U32(flip),
                 Arg::buf(&offsets_buf),
                 Arg::buf(&out),
                 Arg::Local(16 * wg),
@@ -174,43 +210,50 @@ fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32) -> Result<Vec<u32>> {
 }
 
 impl Engine {
-    /// The scan indices of the pixels of `view` whose order key is above `t`.
-    pub(super) fn kept_indices(&self, view: RawView<'_>, t: u32) -> Result<Vec<u32>> {
+    /// The scan indices of the pixels of `view` whose order key, after `flip`, is above `t`.
+    pub(super) fn kept_indices(&self, view: RawView<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
         if view.pixel_count() == 0 {
             return Ok(Vec::new());
         }
         self.dispatch(
             family(view.format),
-            &(view.format, t),
+            &(view.format, t, flip),
             "compact",
             view.pixel_count(),
-            || Ok(cpu_kept(&view, t)),
+            || Ok(cpu_kept(&view, t, flip)),
             |cl| match view.format.is_float() && !cl.info.f32_denormals {
                 // A device that flushes denormals would compare their keys as zeros.
-                true => Ok(cpu_kept(&view, t)),
-                false => cl_kept(cl, &view, t),
+                true => Ok(cpu_kept(&view, t, flip)),
+                false => cl_kept(cl, &view, t, flip),
             },
         )
     }
 
-    /// The hits of the pixels of `view` whose order key is above `t`, in scan order or
-    /// (`sorted`) by key descending, ties in scan order.
-    pub(super) fn raw_compact(
+    /// The hits of the pixels of `view` whose order key, after `flip`, is above `cut` (every
+    /// pixel with a key for `None`), in scan order or (`sorted`) by that key descending, ties in
+    /// scan order.
+    pub(crate) fn raw_compact(
         &self,
         view: RawView<'_>,
-        t: u32,
+        cut: Option<u32>,
+        flip: u32,
         sorted: bool,
     ) -> Result<Vec<RawHit>> {
         check_pixel_count(view.width, view.height)?;
-        let mut kept = self.kept_indices(view, t)?;
+        let (mut kept, t) = match cut {
+            Some(t) => (self.kept_indices(view, t, flip)?, t),
+            // Every pixel is a candidate: no pass on a device could keep fewer.
+            None => (every_keyed(&view), 0),
+        };
         let (w, bpp) = (view.width, view.format.bytes_per_pixel());
         let pixel = |i: u32| {
             let (x, y) = (i % w, i / w);
             (x, y, &view.row(y)[x as usize * bpp..(x as usize + 1) * bpp])
         };
-        // 0 (never above `t`) for a NaN key.
-        let key_of = |i: u32| view.format.order_key(pixel(i).2).unwrap_or(0);
-        if kept.par_iter().any(|&i| key_of(i) <= t) {
+        let order_of = |i: u32| view.format.order_key(pixel(i).2);
+        // After the flip; 0 (never above `t`) for a NaN key.
+        let key_of = |i: u32| flipped(order_of(i), flip);
+        if cut.is_some() && kept.par_iter().any(|&i| key_of(i) <= t) {
             return Err(Error::invalid(
                 "compaction",
                 "a pixel not above the threshold",
@@ -236,7 +279,7 @@ impl Engine {
                 RawHit {
                     x,
                     y,
-                    key: key_of(i),
+                    key: order_of(i).unwrap_or(0),
                     value,
                 }
             })

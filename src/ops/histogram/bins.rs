@@ -89,7 +89,7 @@ impl Bins {
 
 /// The value that gets a bin: each channel, or the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Of {
+pub(crate) enum Of {
     Channels,
     Key,
 }

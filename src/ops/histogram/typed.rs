@@ -396,7 +396,7 @@ impl Engine {
     }
 
     /// The histograms of a raw view (`outputs × bins` counters).
-    pub(super) fn raw_histogram(&self, view: RawView<'_>, of: Of, bins: Bins) -> Result<Vec<u32>> {
+    pub(crate) fn raw_histogram(&self, view: RawView<'_>, of: Of, bins: Bins) -> Result<Vec<u32>> {
         check_pixel_count(view.width, view.height)?;
         let plan = Plan::new(view.format, of, bins)?;
         if view.pixel_count() == 0 {

@@ -20,35 +20,55 @@
 //! engine's backend, so on a GPU only the candidates cross to the host.
 
 use crate::device::HostPixels;
+use crate::device::{Any, IntoImage};
 use crate::device::{DeviceImage, DeviceParts, ImageInput, Part, Storage};
 use crate::engine::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use crate::opencl::{Arg, ScratchKind};
-use crate::spec::PixelHit;
+use crate::ops::same_type;
 use crate::spec::luma_u32;
+use crate::spec::{Pixel, PixelHit, RawHit};
 use std::collections::HashMap;
 
 mod family;
 pub(crate) mod kernels;
+mod typed;
 use family::FAMILY;
 
 use kernels::*;
 
 use crate::spec::Extreme;
 
+/// A found pixel's place.
+trait At: Copy {
+    fn at(&self) -> (u32, u32);
+}
+
+impl At for PixelHit {
+    fn at(&self) -> (u32, u32) {
+        (self.x, self.y)
+    }
+}
+
+impl At for RawHit {
+    fn at(&self) -> (u32, u32) {
+        (self.x, self.y)
+    }
+}
+
 /// Greedy selection with a grid of cells `cell` pixels wide: a pixel closer than `min_distance`
 /// to a taken one lies in the same or a neighbouring cell.
-struct Greedy {
+struct Greedy<H> {
     k: usize,
     min_sq: f64,
     cell: u32,
     cells: HashMap<(u32, u32), Vec<(u32, u32)>>,
-    taken: Vec<PixelHit>,
+    taken: Vec<H>,
 }
 
-impl Greedy {
-    fn new(k: usize, min_distance: f32) -> Greedy {
+impl<H: At> Greedy<H> {
+    fn new(k: usize, min_distance: f32) -> Greedy<H> {
         let d = min_distance as f64;
         Greedy {
             k,
@@ -66,18 +86,19 @@ impl Greedy {
     }
 
     /// Takes `c` if it keeps the distance to every pixel taken so far.
-    fn offer(&mut self, c: PixelHit) {
+    fn offer(&mut self, c: H) {
         if self.full() {
             return;
         }
         if self.min_sq > 0.0 {
-            let (cx, cy) = (c.x / self.cell, c.y / self.cell);
+            let (x, y) = c.at();
+            let (cx, cy) = (x / self.cell, y / self.cell);
             for ny in cy.saturating_sub(1)..=cy.saturating_add(1) {
                 for nx in cx.saturating_sub(1)..=cx.saturating_add(1) {
                     if let Some(list) = self.cells.get(&(nx, ny)) {
-                        for &(x, y) in list {
-                            let dx = x.abs_diff(c.x) as f64;
-                            let dy = y.abs_diff(c.y) as f64;
+                        for &(tx, ty) in list {
+                            let dx = tx.abs_diff(x) as f64;
+                            let dy = ty.abs_diff(y) as f64;
                             if dx * dx + dy * dy < self.min_sq {
                                 return;
                             }
@@ -85,15 +106,30 @@ impl Greedy {
                     }
                 }
             }
-            self.cells.entry((cx, cy)).or_default().push((c.x, c.y));
+            self.cells.entry((cx, cy)).or_default().push((x, y));
         }
         self.taken.push(c);
     }
 }
 
+/// `min_distance` is a distance: 0 or more (infinity allowed), not NaN.
+fn check_min_distance(min_distance: f32) -> Result<()> {
+    if min_distance.is_nan() || min_distance < 0.0 {
+        return Err(Error::invalid(
+            "min_distance",
+            min_distance,
+            "a distance in pixels, 0 or more (infinity allowed)",
+        ));
+    }
+    Ok(())
+}
+
 impl Engine {
     /// The `k` brightest (or darkest) pixels at least `min_distance` pixels apart: motion-capture
     /// marker finding, where one bright blob must not take all k places.
+    ///
+    /// Every [`Pixel`] format: its key in place of the luminance, its hits (`Hit<P>`; RGBA8's
+    /// `PixelHit`); NaN keys are never candidates.
     ///
     /// Candidates are all pixels by luminance, descending for `Extreme::Brightest` and
     /// ascending for `Extreme::Darkest`, ties in scan order; in that order (greedy), a candidate is taken when its Euclidean distance in pixels to
@@ -119,16 +155,27 @@ impl Engine {
     /// assert_eq!(top.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), vec![(10, 10), (11, 10)]);
     /// let dark = engine.extremes(&img, Extreme::Darkest, 2, 3.0)?;
     /// assert_eq!(dark.iter().map(|h| (h.x, h.y)).collect::<Vec<_>>(), vec![(0, 0), (3, 0)]);
+    /// // Every format: its key and its hits.
+    /// let gray = image::ImageBuffer::from_fn(50, 1, |x, _| image::Luma([x as u16 * 1000]));
+    /// let top = engine.extremes(&gray, Extreme::Brightest, 2, 10.0)?;
+    /// assert_eq!(top.iter().map(|h| (h.x, h.key)).collect::<Vec<_>>(), vec![(49, 49000), (39, 39000)]);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn extremes<'a>(
+    pub fn extremes<'a, I: IntoImage<'a>>(
         &self,
-        img: impl Into<ImageInput<'a>>,
+        img: I,
         extreme: Extreme,
         k: usize,
         min_distance: f32,
-    ) -> Result<Vec<PixelHit>> {
-        self.select_k(img.into(), k, min_distance, extreme)
+    ) -> Result<Vec<<I::Pixel as Pixel>::Hit>> {
+        match img.into_any().0 {
+            Any::Rgba8(input) => same_type(self.select_k(input, k, min_distance, extreme)?),
+            Any::Typed(raw) => Ok(self
+                .raw_extremes(raw, extreme, k, min_distance)?
+                .into_iter()
+                .map(<I::Pixel as Pixel>::hit)
+                .collect()),
+        }
     }
 
     fn select_k(
@@ -138,13 +185,7 @@ impl Engine {
         min_distance: f32,
         end: Extreme,
     ) -> Result<Vec<PixelHit>> {
-        if min_distance.is_nan() || min_distance < 0.0 {
-            return Err(Error::invalid(
-                "min_distance",
-                min_distance,
-                "a distance in pixels, 0 or more (infinity allowed)",
-            ));
-        }
+        check_min_distance(min_distance)?;
         let n = check_pixel_count(input.width(), input.height())? as usize;
         if k == 0 || n == 0 {
             return Ok(Vec::new());
