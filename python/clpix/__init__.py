@@ -2,9 +2,9 @@
 
 Images are NumPy arrays of shape ``(H, W, 4)`` and dtype ``uint8`` (RGBA8), of any strides:
 a C-contiguous array, or one whose rows are padded or cut from a wider array, is read in
-place. The Gaussian blur, the brightest and darkest pixel, the statistics, the histograms
-with bins per call (:func:`histogram`, :func:`histogram_keys`) and :func:`compact` take
-every pixel format:
+place. The Gaussian blur, the brightest and darkest pixel, the k brightest and darkest
+(:func:`extremes`), the statistics, the histograms with bins per call (:func:`histogram`,
+:func:`histogram_keys`), :func:`compact` and :func:`compacted_image` take every pixel format:
 ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)`` (RGB,
 ``uint8`` only) or ``(H, W, 4)`` (RGBA). Every backend gives the same results, bit for
 bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
@@ -121,8 +121,10 @@ def histogram_keys(img: np.ndarray, bins: int, range: Tuple[float, float]) -> np
 
 
 def extremes(img: np.ndarray, which: str, k: int, min_distance: float = 0.0) -> np.ndarray:
-    """The k brightest or darkest (``which``) pixels at least ``min_distance`` apart, on the
-    default engine."""
+    """The k brightest or darkest (``which``) pixels at least ``min_distance`` apart (greedy,
+    by key; NaN keys never) of an image of any format, on the default engine (see
+    ``Engine.extremes``): a structured array, of :data:`HIT_DTYPE` for RGBA8, of fields ``x``,
+    ``y``, ``key`` and ``value`` otherwise (as :func:`compact`'s)."""
     return default_engine().extremes(img, which, k, min_distance)
 
 
@@ -144,8 +146,12 @@ def compact(img: np.ndarray, threshold: Union[int, float], order: str = "scan") 
     return default_engine().compact(img, threshold, order)
 
 
-def compacted_image(img: np.ndarray, threshold: int, order: str = "scan") -> np.ndarray:
-    """The kept pixels packed at the start of an image, on the default engine."""
+def compacted_image(
+    img: np.ndarray, threshold: Union[int, float], order: str = "scan"
+) -> np.ndarray:
+    """The pixels :func:`compact` keeps (key above ``threshold``, in ``order``), their values
+    packed at the start of an array of the image's shape and dtype (any format), the other
+    pixels zeros, on the default engine (see ``Engine.compacted_image``)."""
     return default_engine().compacted_image(img, threshold, order)
 
 

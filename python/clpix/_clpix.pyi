@@ -19,7 +19,8 @@ Records = np.ndarray
 """A 1-D structured array of :data:`HIT_DTYPE`: fields ``x``, ``y`` (uint32), ``luminance``
 (uint16) and ``rgba`` (4 × uint8)."""
 FormatRecords = np.ndarray
-"""The records of :meth:`Engine.compact` on an image of another format than RGBA8: a 1-D
+"""The records of :meth:`Engine.compact` and :meth:`Engine.extremes` on an image of another
+format than RGBA8: a 1-D
 structured array (packed, native byte order) of fields ``x``, ``y`` (uint32), ``key`` (the
 key's dtype: uint8 for mono8; uint16 for mono16, RGB8 (the luminance, 0..=1023) and RGBA16;
 float32 for the float32 formats, −0 given as +0) and ``value`` (the pixel's channels, in the
@@ -219,12 +220,19 @@ class Engine:
     def histogram_keys(self, img: AnyImage, bins: int, range: Tuple[float, float]) -> npt.NDArray[np.uint32]:
         """``(bins,)`` uint32: the histogram of the keys (see :meth:`extreme`), with the bins
         of :meth:`histogram`; NaN keys are not counted."""
-    def extremes(self, img: ImageU8, which: Which, k: int, min_distance: float = 0.0) -> Records:
-        """The k brightest (or darkest) pixels at least ``min_distance`` apart: candidates by
-        luminance descending (ascending for ``"darkest"``; ties in scan order), each taken when
+    def extremes(
+        self, img: AnyImage, which: Which, k: int, min_distance: float = 0.0
+    ) -> Union[Records, FormatRecords]:
+        """The k brightest (or darkest) pixels at least ``min_distance`` apart of an image of
+        any format (:data:`AnyImage`): candidates by key (see :class:`FormatHit`: the luminance
+        of colour, the value of mono) descending (ascending for ``"darkest"``; ties in scan
+        order; float32 keys numerically, −0 = +0, a NaN key never a candidate), each taken when
         ``dx² + dy² ≥ min_distance²`` to all taken before it (the distance as float32, compared
         in float64). ``min_distance = 0``: plainly the top k; fewer than k when the image runs
-        out."""
+        out. RGBA8 (``(H, W, 4)`` uint8) gives :data:`Records` (x, y, luminance, rgba), the
+        other formats :data:`FormatRecords` (x, y, key, value), as :meth:`compact`. ValueError
+        for a negative or NaN ``min_distance``, a negative ``k``, another ``which`` or shape;
+        TypeError for another dtype."""
     def histogram_rgba(self, img: ImageU8) -> npt.NDArray[np.uint32]:
         """``(4, 256)`` uint32: ``h[c, v]`` counts the pixels whose channel c (R, G, B, A) is v."""
     def histogram_luminance(self, img: ImageU8) -> npt.NDArray[np.uint32]:
@@ -241,9 +249,22 @@ class Engine:
         key, value). ValueError for a threshold out of range, NaN or another ``order``;
         TypeError for a float threshold on an integer format, another dtype; ValueError for
         another shape. An image without pixels gives no records."""
-    def compacted_image(self, img: ImageU8, threshold: int, order: Order = "scan") -> ImageU8:
-        """An image of the input's shape whose first n pixels (scan order) are the n kept
-        pixels, in ``order`` (``"scan"`` or ``"luminance"``), the others (0, 0, 0, 0)."""
+    @overload
+    def compacted_image(self, img: ImageU8, threshold: int, order: Order = "scan") -> ImageU8: ...
+    @overload
+    def compacted_image(self, img: ImageU16, threshold: int, order: Order = "scan") -> ImageU16: ...
+    @overload
+    def compacted_image(
+        self, img: ImageF32, threshold: Union[int, float], order: Order = "scan"
+    ) -> ImageF32: ...
+    def compacted_image(
+        self, img: AnyImage, threshold: Union[int, float], order: Order = "scan"
+    ) -> AnyImage:
+        """A C-contiguous array of the image's shape and dtype (any format, :data:`AnyImage`)
+        whose first n pixels (scan order) are the values of the n pixels :meth:`compact` keeps
+        (key strictly above ``threshold``, the threshold as :meth:`compact`'s, with its
+        errors), in ``order`` (``"scan"`` or ``"luminance"``), and whose other pixels are zeros
+        (every channel, alpha included)."""
     @overload
     def gaussian_blur(
         self,

@@ -10,12 +10,12 @@ bit for bit equal to the single-image call.
   with the current scheduler (a ``distributed.Client`` if one is active) and return what the
   single-image call returns.
 - :func:`gaussian_blur`, :func:`extreme`, :func:`luminance_stats`, :func:`histogram`,
-  :func:`histogram_keys` and :func:`compact` take every pixel format, as the single-image
-  calls: ``uint8``,
-  ``uint16`` or ``float32`` arrays of shape ``(H, W)``, ``(H, W, 3)`` (``uint8`` only) or
-  ``(H, W, 4)``, chunked in H and W (the float32 statistics add the chunks' exact sums and
-  round once). The other operations take RGBA8 (``(H, W, 4)`` ``uint8``), as their
-  single-image calls.
+  :func:`histogram_keys`, :func:`compact`, :func:`compacted_image` and :func:`extremes` take
+  every pixel format, as the single-image calls: ``uint8``, ``uint16`` or ``float32`` arrays
+  of shape ``(H, W)``, ``(H, W, 3)`` (``uint8`` only) or ``(H, W, 4)``, chunked in H and W
+  (the float32 statistics add the chunks' exact sums and round once). The other operations
+  (:func:`histogram_rgba`, :func:`histogram_luminance`, :func:`luminance`) take RGBA8
+  (``(H, W, 4)`` ``uint8``), as their single-image calls.
 - :func:`compacted_image` returns a Dask array whose chunks are filled from the compaction.
 - :func:`exclusive_scan` scans a 1-D ``uint32`` Dask array (lazy).
 
@@ -341,30 +341,34 @@ def compact(
     return hits
 
 
-def _fill_block(records, y0, x0, h, w, width):
-    """One chunk of the compacted image: pixel p (scan index) holds record p's RGBA."""
-    out = np.zeros((h, w, 4), np.uint8)
+def _fill_block(records, y0, x0, h, w, width, tail, dtype):
+    """One chunk of the compacted image (of shape ``(h, w) + tail``): pixel p (scan index)
+    holds record p's value (RGBA8: its ``rgba``)."""
+    out = np.zeros((h, w) + tail, dtype)
+    values = records["rgba" if "rgba" in (records.dtype.names or ()) else "value"]
     n = len(records)
     first = y0 * width
     for r in range(h):
         start = first + r * width + x0
         stop = min(start + w, n)
         if stop > start:
-            out[r, : stop - start] = records["rgba"][start:stop]
+            out[r, : stop - start] = values[start:stop]
     return out
 
 
 def compacted_image(
-    img: Any, threshold: int, order: str = "scan", *, backend: Optional[str] = None
+    img: Any, threshold: float, order: str = "scan", *, backend: Optional[str] = None
 ) -> da.Array:
-    """A Dask array of the image's shape and chunks whose first n pixels in scan order are the
-    n kept pixels (in ``order``: ``"scan"`` or ``"luminance"``), the rest (0, 0, 0, 0)."""
-    img = _as_image(img)
-    engine(backend).compacted_image(_probe(), threshold, order)  # clpix's checks
+    """A Dask array of the image's shape, dtype and chunks (an image of any format, as
+    ``clpix.compacted_image``) whose first n pixels in scan order are the values of the n kept
+    pixels (key above ``threshold``, in ``order``: ``"scan"`` or ``"luminance"``), the rest
+    zeros (every channel)."""
+    img = _formats.as_any_image(img)
+    engine(backend).compacted_image(_formats.probe(img), threshold, order)  # clpix's checks
     if img.size == 0:
-        return da.zeros(img.shape, dtype=np.uint8, chunks=img.chunks)
+        return da.zeros(img.shape, dtype=img.dtype, chunks=img.chunks)
     records = _compact_delayed(img, threshold, backend)
-    width = img.shape[1]
+    width, tail = img.shape[1], img.shape[2:]
     if order == "luminance":
         records = delayed(_by_luminance, pure=True)(records, width, True)
     ys, xs = _offsets(img.chunks[0]), _offsets(img.chunks[1])
@@ -372,11 +376,12 @@ def compacted_image(
     for y0, h in zip(ys, img.chunks[0]):
         row = []
         for x0, w in zip(xs, img.chunks[1]):
-            block = delayed(_fill_block, pure=True)(records, y0, x0, h, w, width)
-            row.append(da.from_delayed(block, (h, w, 4), np.uint8))
+            args = (records, y0, x0, h, w, width, tail, img.dtype)
+            block = delayed(_fill_block, pure=True)(*args)
+            row.append(da.from_delayed(block, (h, w) + tail, img.dtype))
         rows.append(row)
     # One list level per axis: rows (H), chunks of a row (W), the single channel chunk.
-    return da.block([[[b] for b in row] for row in rows])
+    return da.block([[[b] for b in row] if tail else row for row in rows])
 
 
 # --- the k brightest / darkest ------------------------------------------------------------
@@ -417,10 +422,8 @@ def _neighbours(min_sq: float, height: int, width: int) -> Optional[int]:
 
 
 def _candidates_part(block, y0, x0, width, m, darkest, backend):
-    if block.size == 0 or m == 0:
-        return np.zeros(0, clpix.HIT_DTYPE)
-    e = engine(backend)
-    top = e.extremes(block, "darkest" if darkest else "brightest", m, 0.0)
+    # Any format; a chunk without pixels gives no records, of its format's dtype.
+    top = engine(backend).extremes(block, "darkest" if darkest else "brightest", m, 0.0)
     return _global(top, y0, x0)
 
 
@@ -447,12 +450,14 @@ def _greedy(candidates: np.ndarray, k: int, min_sq: float) -> np.ndarray:
 
 
 def _select(img: Any, k: int, min_distance: float, darkest: bool, backend: Optional[str]):
-    img = _as_image(img)
+    img = _formats.as_any_image(img)
     e = engine(backend)
-    # clpix's own checks (k, min_distance) on a 1×1 image.
-    e.extremes(_probe(), "darkest" if darkest else "brightest", k, min_distance)
+    # clpix's own checks (k, min_distance) on a 1×1 image of the format; no records, of the
+    # format's dtype.
+    which = "darkest" if darkest else "brightest"
+    none = e.extremes(_formats.probe(img), which, k, min_distance)[:0].copy()
     if img.size == 0 or k == 0:
-        return np.zeros(0, clpix.HIT_DTYPE)
+        return none
     min_sq = _min_sq(min_distance)
     height, width = img.shape[:2]
     n = _neighbours(min_sq, height, width) if min_sq > 0.0 else 0
@@ -476,10 +481,11 @@ def _concat(*parts):
 def extremes(
     img: Any, which: str, k: int, min_distance: float = 0.0, *, backend: Optional[str] = None
 ) -> np.ndarray:
-    """The k brightest or darkest (``which``) pixels at least ``min_distance`` apart, exactly
-    as ``clpix.extremes`` on the whole image: each chunk sends its first k·(n + 1) candidates
-    (n: the pixels one taken pixel can exclude), enough for the greedy selection, which runs
-    on the client. Large distances make many candidates."""
+    """The k brightest or darkest (``which``) pixels at least ``min_distance`` apart of an image
+    of any format, exactly as ``clpix.extremes`` on the whole image (the same records): each
+    chunk sends its first k·(n + 1) candidates by key (n: the pixels one taken pixel can
+    exclude; NaN keys never), enough for the greedy selection, which runs on the client. Large
+    distances make many candidates."""
     return _select(img, k, min_distance, _darkest(which, backend), backend)
 
 

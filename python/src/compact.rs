@@ -1,20 +1,17 @@
-//! `Engine.compact` on NumPy arrays of every pixel format ([`formats`]): the pixels whose key
-//! is above a threshold, as a 1-D structured array built in Rust without the GIL (one
-//! allocation, no Python object a record).
+//! `Engine.compact` and `Engine.compacted_image` on NumPy arrays of every pixel format
+//! ([`formats`]): the pixels whose key is above a threshold, as a 1-D structured array built in
+//! Rust without the GIL (one allocation, no Python object a record), or packed at the start of
+//! an image of the input's format.
 //!
-//! RGBA8 gives the records of [`hit_dtype`] (x, y, luminance, rgba), as it always has; every
-//! other format gives `x`, `y` (uint32), `key` (the key's dtype: uint8 for mono8, uint16 for
-//! mono16, RGB8 and RGBA16, float32 for the float formats) and `value` (the pixel's channels
-//! in the image's dtype: one, or a sub-array of 3 or 4), packed, native byte order.
+//! The records are those of [`Records`]: RGBA8 gives the records of `HIT_DTYPE` (x, y,
+//! luminance, rgba), as it always has; every other format gives `x`, `y` (uint32), `key` (the
+//! key's dtype) and `value` (the pixel's channels in the image's dtype).
 
-use crate::convert::hit_dtype;
 use crate::errors::{invalid, type_error, value_error};
-use crate::formats::{self, any_image, AnyImage, Dtype, FormatPixel, Job};
-use crate::records::{HitRecord, Scalar, Threshold};
-use clpix::{CompactOrder, Engine, Format, ImageView};
-use numpy::PyArray1;
+use crate::formats::{self, any_image, AnyImage, FormatPixel, IntoValues, Job, Values};
+use crate::records::{Records, Scalar, Threshold};
+use clpix::{CompactOrder, Engine, ImageView};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyInt;
 
 /// The pixels of `img` (any format) whose key is above `threshold`, in `order`, as records.
@@ -28,6 +25,21 @@ pub(crate) fn compact<'py>(
     let img = any_image(img)?;
     let threshold = Threshold::of(&img, threshold)?;
     formats::run(py, engine, &img, CompactJob { threshold, order })?.into_array(py)
+}
+
+/// An array of `img`'s shape and dtype (any format, C-contiguous) whose first pixels in scan
+/// order are those whose key is above `threshold`, in `order`, and whose others are zeros.
+pub(crate) fn compacted_image<'py>(
+    py: Python<'py>,
+    engine: &Engine,
+    img: &Bound<'py, PyAny>,
+    threshold: &Bound<'py, PyAny>,
+    order: CompactOrder,
+) -> PyResult<Bound<'py, PyAny>> {
+    let img = any_image(img)?;
+    let threshold = Threshold::of(&img, threshold)?;
+    let job = CompactJob { threshold, order };
+    formats::run(py, engine, &img, CompactedImageJob(job))?.into_array(py, &img.shape())
 }
 
 impl Threshold {
@@ -93,6 +105,19 @@ struct CompactJob {
     order: CompactOrder,
 }
 
+impl CompactJob {
+    /// The threshold as `P`'s key (of its type by [`Threshold::of`]).
+    fn threshold<P: FormatPixel>(&self) -> clpix::Result<P::Key> {
+        <P::Key as Scalar>::of_threshold(self.threshold).ok_or_else(|| {
+            clpix::Error::InvalidParameter {
+                name: "threshold",
+                value: "of another type".into(),
+                expected: "a threshold of the format's key type",
+            }
+        })
+    }
+}
+
 impl Job for CompactJob {
     type Out = Records;
     fn run<P: FormatPixel>(
@@ -100,77 +125,19 @@ impl Job for CompactJob {
         engine: &Engine,
         view: ImageView<'_, P>,
     ) -> clpix::Result<Records> {
-        let threshold = <P::Key as Scalar>::of_threshold(self.threshold).ok_or_else(|| {
-            clpix::Error::InvalidParameter {
-                name: "threshold",
-                value: "of another type".into(),
-                expected: "a threshold of the format's key type",
-            }
-        })?;
-        let hits = engine.compact(view, threshold, self.order)?;
-        Ok(Records {
-            bytes: <P::Hit as HitRecord>::records(&hits),
-            format: <P::Hit as HitRecord>::FORMAT,
-            fields: <P::Hit as HitRecord>::FIELDS,
-            size: <P::Hit as HitRecord>::BYTES,
-        })
+        let hits = engine.compact(view, self.threshold::<P>()?, self.order)?;
+        Ok(Records::of(&hits))
     }
 }
 
-/// The records of a compaction, before they become a NumPy array.
-pub(crate) struct Records {
-    bytes: Vec<u8>,
-    format: Format,
-    fields: (Dtype, Dtype, usize),
-    size: usize,
-}
+/// The compacted image of an image of any format: its channels, rows packed.
+struct CompactedImageJob(CompactJob);
 
-/// The records' dtype of each format but RGBA8 (in the order of `Format::ALL`).
-static FORMAT_DTYPES: [PyOnceLock<Py<PyAny>>; 7] = [const { PyOnceLock::new() }; 7];
-
-impl Records {
-    /// The 1-D structured array over the bytes (no copy).
-    fn into_array(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-        let dtype = match self.format {
-            Format::Rgba8 => hit_dtype(py)?.clone(),
-            format => self.dtype(py, format)?,
-        };
-        PyArray1::from_vec(py, self.bytes).call_method1("view", (dtype,))
-    }
-
-    /// `[("x", uint32), ("y", uint32), ("key", key), ("value", channel, (channels,))]`
-    /// (`value` a scalar field for one channel), packed, native byte order.
-    fn dtype<'py>(&self, py: Python<'py>, format: Format) -> PyResult<Bound<'py, PyAny>> {
-        let slot = Format::ALL
-            .iter()
-            .position(|&f| f == format)
-            .and_then(|i| FORMAT_DTYPES.get(i))
-            .ok_or_else(|| value_error(format!("no records for format {}", format.name())))?;
-        let (key, value, channels) = self.fields;
-        let dtype = slot.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-            let u32_dtype = numpy::dtype::<u32>(py);
-            let value_field = match channels {
-                1 => ("value", value.numpy(py)).into_pyobject(py)?.into_any(),
-                n => ("value", value.numpy(py), (n,))
-                    .into_pyobject(py)?
-                    .into_any(),
-            };
-            let fields: Vec<Bound<'_, PyAny>> = vec![
-                ("x", u32_dtype.clone()).into_pyobject(py)?.into_any(),
-                ("y", u32_dtype).into_pyobject(py)?.into_any(),
-                ("key", key.numpy(py)).into_pyobject(py)?.into_any(),
-                value_field,
-            ];
-            let dtype = py.import("numpy")?.getattr("dtype")?.call1((fields,))?;
-            if dtype.getattr("itemsize")?.extract::<usize>()? != self.size {
-                return Err(value_error(format!(
-                    "the records of {} are not {} bytes",
-                    format.name(),
-                    self.size
-                )));
-            }
-            Ok(dtype.unbind())
-        })?;
-        Ok(dtype.bind(py).clone())
+impl Job for CompactedImageJob {
+    type Out = Values;
+    fn run<P: FormatPixel>(self, engine: &Engine, view: ImageView<'_, P>) -> clpix::Result<Values> {
+        let threshold = self.0.threshold::<P>()?;
+        let image = engine.compacted_image(view, threshold, self.0.order)?;
+        Ok(IntoValues::into_values(image.into_raw()))
     }
 }

@@ -307,7 +307,7 @@ pub(crate) fn image_out<T: Element>(
     PyArray1::from_vec(py, data).reshape([height as usize, width as usize, 4])
 }
 
-/// Bytes of one record in [`hits_out`]: x (u32), y (u32), luminance (u16), rgba (4 × u8),
+/// Bytes of one record of [`hit_dtype`]: x (u32), y (u32), luminance (u16), rgba (4 × u8),
 /// packed (NumPy's canonical layout for these fields: concatenating record arrays keeps it).
 pub(crate) const HIT_BYTES: usize = 14;
 
@@ -340,9 +340,4 @@ pub(crate) fn hit_dtype(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
         Ok(dtype.unbind())
     })?;
     Ok(dtype.bind(py))
-}
-
-/// Record bytes from [`hit_bytes`] as a 1-D structured array of [`hit_dtype`] (no copy).
-pub(crate) fn hits_out(py: Python<'_>, bytes: Vec<u8>) -> PyResult<Bound<'_, PyAny>> {
-    PyArray1::from_vec(py, bytes).call_method1("view", (hit_dtype(py)?,))
 }

@@ -1,11 +1,11 @@
 //! `clpix.Engine`: the operations on NumPy arrays, each run with the GIL released.
 
-use crate::convert::{array_u32, hit_bytes, hits_out, image_out, image_u8, ImageU8};
+use crate::convert::{array_u32, hit_bytes, image_u8, ImageU8};
 use crate::errors::{invalid, to_py, value_error, IntoPyResult};
-use crate::formats::{self, any_image, ExtremeJob, HistogramJob, StatsJob};
+use crate::formats::{self, any_image, ExtremeJob, ExtremesJob, HistogramJob, StatsJob};
 use crate::types::Device;
-use clpix::{Bins, Border, CompactOrder, Engine, GaussianBlur, ImageView, PixelHit};
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
+use clpix::{Bins, Border, CompactOrder, Engine, GaussianBlur, ImageView};
+use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
@@ -130,11 +130,6 @@ fn parse_extreme(which: &str) -> PyResult<clpix::Extreme> {
     }
 }
 
-/// A threshold as clpix takes it (0..=1023; clpix's own message beyond).
-fn threshold(t: i64) -> PyResult<u16> {
-    u16::try_from(t).map_err(|_| invalid("threshold", t, "0..=1023"))
-}
-
 /// The bins of a histogram: `count` bins over `range`, a sequence `(lo, hi)` (clpix's own
 /// checks).
 fn histogram_bins(count: i64, range: &Bound<'_, PyAny>) -> PyResult<Bins> {
@@ -196,17 +191,6 @@ impl PyEngine {
     ) -> PyResult<T> {
         let view = img.view()?;
         py.detach(|| f(&self.engine, view)).py()
-    }
-
-    fn hits<'py>(
-        &self,
-        py: Python<'py>,
-        img: &Bound<'py, PyAny>,
-        f: impl FnOnce(&Engine, ImageView<'_>) -> clpix::Result<Vec<PixelHit>> + Send,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let img = image_u8(img)?;
-        let bytes = self.with_view(py, &img, |e, v| f(e, v).map(|h| hit_bytes(&h)))?;
-        hits_out(py, bytes)
     }
 }
 
@@ -302,8 +286,9 @@ impl PyEngine {
         Ok(PyArray1::from_vec(py, counts))
     }
 
-    /// The k brightest or darkest pixels (`which`) at least `min_distance` apart (greedy), as
-    /// records.
+    /// The k brightest or darkest pixels (`which`) at least `min_distance` apart (greedy) of an
+    /// image of any format, by key (NaN keys never), as records: RGBA8's (x, y, luminance,
+    /// rgba), or x, y, key and value for the other formats (as `compact`'s).
     #[pyo3(signature = (img, which, k, min_distance = 0.0))]
     fn extremes<'py>(
         &self,
@@ -314,7 +299,13 @@ impl PyEngine {
         min_distance: f32,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (which, k) = (parse_extreme(which)?, count(k)?);
-        self.hits(py, img, |e, v| e.extremes(v, which, k, min_distance))
+        let img = any_image(img)?;
+        let job = ExtremesJob {
+            which,
+            k,
+            min_distance,
+        };
+        formats::run(py, &self.engine, &img, job)?.into_array(py)
     }
 
     /// Counts of each channel value: a `(4, 256)` uint32 array (R, G, B, A).
@@ -356,20 +347,19 @@ impl PyEngine {
         crate::compact::compact(py, &self.engine, img, threshold, order)
     }
 
-    /// An image of the input's size starting with the kept pixels, then zeros.
+    /// An array of the input's shape and dtype (any format, C-contiguous) whose first pixels
+    /// in scan order are the pixels `compact(img, threshold, order)` keeps (the threshold as
+    /// `compact`'s), in `order`, and whose other pixels are zeros.
     #[pyo3(signature = (img, threshold, order = "scan"))]
     fn compacted_image<'py>(
         &self,
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
-        threshold: i64,
+        threshold: &Bound<'py, PyAny>,
         order: &str,
-    ) -> PyResult<Bound<'py, PyArray3<u8>>> {
-        let (t, order) = (self::threshold(threshold)?, parse_order(order)?);
-        let img = image_u8(img)?;
-        let (w, h) = img.size();
-        let out = self.with_view(py, &img, |e, v| e.compacted_image(v, t, order))?;
-        image_out(py, out.into_raw(), w, h)
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let order = parse_order(order)?;
+        crate::compact::compacted_image(py, &self.engine, img, threshold, order)
     }
 
     /// Separable Gaussian blur of an image of any format (uint8, uint16 or float32, shaped

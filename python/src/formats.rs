@@ -9,7 +9,7 @@
 
 use crate::errors::{to_py, type_error, value_error, IntoPyResult};
 pub(crate) use crate::records::{Dtype, IntoValues, Values};
-use crate::records::{HitRecord, Scalar};
+use crate::records::{HitRecord, Records, Scalar};
 use crate::types::{FloatStats, FormatHit, Hit, LuminanceStats, Num};
 use clpix::{Bins, Engine, Extreme, ImageView, Pixel};
 use image::{Luma, Rgb, Rgba};
@@ -445,6 +445,25 @@ impl Job for ExtremeJob {
     type Out = AnyHit;
     fn run<P: FormatPixel>(self, engine: &Engine, view: ImageView<'_, P>) -> clpix::Result<AnyHit> {
         engine.extreme(view, self.0).map(IntoAnyHit::into_any_hit)
+    }
+}
+
+/// The k brightest or darkest pixels at least `min_distance` apart (greedy), as records.
+pub(crate) struct ExtremesJob {
+    pub(crate) which: Extreme,
+    pub(crate) k: usize,
+    pub(crate) min_distance: f32,
+}
+
+impl Job for ExtremesJob {
+    type Out = Records;
+    fn run<P: FormatPixel>(
+        self,
+        engine: &Engine,
+        view: ImageView<'_, P>,
+    ) -> clpix::Result<Records> {
+        let hits = engine.extremes(view, self.which, self.k, self.min_distance)?;
+        Ok(Records::of(&hits))
     }
 }
 

@@ -1,11 +1,13 @@
 //! The per-format value types the jobs of every format share, beneath `formats.rs`, `blur.rs`
-//! and `compact.rs`: the dtypes taken, a blur's values, a threshold, a key type and a hit as a
-//! record of a structured array.
+//! and `compact.rs`: the dtypes taken, a blur's (or compacted image's) values, a threshold, a
+//! key type, and hits as the records of a structured array (`compact`, `extremes`).
 
-use crate::convert::HIT_BYTES;
+use crate::convert::{hit_dtype, HIT_BYTES};
+use crate::errors::value_error;
 use clpix::{Format, Pixel, PixelHit};
-use numpy::PyArrayMethods;
+use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use rayon::prelude::*;
 
 /// The channel types of the arrays taken.
@@ -140,7 +142,79 @@ where
     }
 }
 
-/// A blur's result: the channel values, rows packed.
+/// Hits of some format as records, before they become a NumPy array: RGBA8's of `HIT_DTYPE`
+/// (x, y, luminance, rgba), as always; every other format's `x`, `y` (uint32), `key` (the key's
+/// dtype: uint8 for mono8, uint16 for mono16, RGB8 and RGBA16, float32 for the float formats)
+/// and `value` (the pixel's channels in the image's dtype: one, or a sub-array of 3 or 4),
+/// packed, native byte order.
+pub(crate) struct Records {
+    bytes: Vec<u8>,
+    format: Format,
+    fields: (Dtype, Dtype, usize),
+    size: usize,
+}
+
+/// The records' dtype of each format but RGBA8 (in the order of `Format::ALL`).
+static FORMAT_DTYPES: [PyOnceLock<Py<PyAny>>; 7] = [const { PyOnceLock::new() }; 7];
+
+impl Records {
+    /// The records of `hits` (built on all cores).
+    pub(crate) fn of<H: HitRecord>(hits: &[H]) -> Self {
+        Records {
+            bytes: H::records(hits),
+            format: H::FORMAT,
+            fields: H::FIELDS,
+            size: H::BYTES,
+        }
+    }
+
+    /// The 1-D structured array over the bytes (no copy).
+    pub(crate) fn into_array(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        let dtype = match self.format {
+            Format::Rgba8 => hit_dtype(py)?.clone(),
+            format => self.dtype(py, format)?,
+        };
+        PyArray1::from_vec(py, self.bytes).call_method1("view", (dtype,))
+    }
+
+    /// `[("x", uint32), ("y", uint32), ("key", key), ("value", channel, (channels,))]`
+    /// (`value` a scalar field for one channel), packed, native byte order.
+    fn dtype<'py>(&self, py: Python<'py>, format: Format) -> PyResult<Bound<'py, PyAny>> {
+        let slot = Format::ALL
+            .iter()
+            .position(|&f| f == format)
+            .and_then(|i| FORMAT_DTYPES.get(i))
+            .ok_or_else(|| value_error(format!("no records for format {}", format.name())))?;
+        let (key, value, channels) = self.fields;
+        let dtype = slot.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            let u32_dtype = numpy::dtype::<u32>(py);
+            let value_field = match channels {
+                1 => ("value", value.numpy(py)).into_pyobject(py)?.into_any(),
+                n => ("value", value.numpy(py), (n,))
+                    .into_pyobject(py)?
+                    .into_any(),
+            };
+            let fields: Vec<Bound<'_, PyAny>> = vec![
+                ("x", u32_dtype.clone()).into_pyobject(py)?.into_any(),
+                ("y", u32_dtype).into_pyobject(py)?.into_any(),
+                ("key", key.numpy(py)).into_pyobject(py)?.into_any(),
+                value_field,
+            ];
+            let dtype = py.import("numpy")?.getattr("dtype")?.call1((fields,))?;
+            if dtype.getattr("itemsize")?.extract::<usize>()? != self.size {
+                return Err(value_error(format!(
+                    "the records of {} are not {} bytes",
+                    format.name(),
+                    self.size
+                )));
+            }
+            Ok(dtype.unbind())
+        })?;
+        Ok(dtype.bind(py).clone())
+    }
+}
+
+/// A blur's or a compacted image's result: the channel values, rows packed.
 pub(crate) enum Values {
     U8(Vec<u8>),
     U16(Vec<u16>),

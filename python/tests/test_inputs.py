@@ -96,13 +96,12 @@ BAD_IMAGES = [
 
 @pytest.mark.parametrize("img, exc, match", BAD_IMAGES)
 def test_bad_images(cpu, img, exc, match):
-    # The RGBA8 operations (extreme, luminance_stats, the histograms with bins per call and
-    # compact take every format: tests/test_formats.py, tests/test_compact_formats.py).
+    # The RGBA8 operations (extreme, extremes, luminance_stats, the histograms with bins per
+    # call, compact and compacted_image take every format: tests/test_formats.py,
+    # tests/test_compact_formats.py, tests/test_extremes_formats.py).
     for op in (cpu.histogram_rgba, cpu.histogram_luminance, clpix.luminance):
         with pytest.raises(exc, match=match):
             op(img)
-    with pytest.raises(exc, match=match):
-        cpu.compacted_image(img, 3)
 
 
 def test_bad_parameters(engine):
