@@ -2,6 +2,7 @@
 //! (`cpu.rs`, the executable specification), the variant choice (`plan.rs`) and the OpenCL
 //! launchers (`cl.rs`) beside their kernels.
 
+pub(crate) mod blobs;
 pub(crate) mod blur;
 pub(crate) mod compact;
 pub(crate) mod histogram;

@@ -1,0 +1,272 @@
+//! Blobs (`Engine::blobs`): the CPU path against a plain reference of docs/SPEC.md ("Blobs": a
+//! flood fill from each unlabelled foreground pixel in scan order, the statistics summed pixel
+//! by pixel), on random sizes and adversarial masks (noise, checkerboards, spirals, combs, one
+//! pixel, everything, blobs across the CPU path's strip seams), both connectivities, area
+//! limits and a background; every OpenCL engine against the CPU, exactly.
+
+mod common;
+
+use clpix::{Blob, BlobOptions, Connectivity, Engine, Error, ImageView};
+use common::*;
+use image::Luma;
+use proptest::prelude::*;
+
+fn engines() -> &'static [Engine] {
+    static E: SharedEngines = SharedEngines::new();
+    E.get(opencl_engines)
+}
+
+/// The reference: labels by flood fill in scan order, sums pixel by pixel, areas filtered, the
+/// survivors renumbered in order.
+fn reference(keys: &[u32], w: u32, h: u32, t: u32, opts: &BlobOptions) -> (Vec<Blob>, Vec<u32>) {
+    let (wu, hu) = (w as usize, h as usize);
+    let mut label = vec![0u32; wu * hu];
+    let mut blobs = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for start in 0..wu * hu {
+        if keys[start] <= t || label[start] != 0 {
+            continue;
+        }
+        let id = members.len() as u32 + 1;
+        let mut stack = vec![start];
+        label[start] = id;
+        let mut mine = Vec::new();
+        while let Some(i) = stack.pop() {
+            mine.push(i);
+            let (x, y) = ((i % wu) as i64, (i / wu) as i64);
+            for dy in -1i64..=1 {
+                for dx in -1i64..=1 {
+                    let diagonal = dx != 0 && dy != 0;
+                    if (dx == 0 && dy == 0) || (diagonal && opts.connectivity == Connectivity::Four)
+                    {
+                        continue;
+                    }
+                    let (nx, ny) = (x + dx, y + dy);
+                    if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
+                        continue;
+                    }
+                    let j = ny as usize * wu + nx as usize;
+                    if keys[j] > t && label[j] == 0 {
+                        label[j] = id;
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        mine.sort_unstable();
+        members.push(mine);
+    }
+    let mut renumber = vec![0u32; members.len() + 1];
+    for (m, pixels) in members.iter().enumerate() {
+        let area = pixels.len() as u64;
+        if area < opts.min_area || area > opts.max_area {
+            continue;
+        }
+        let mut b = Blob {
+            label: blobs.len() as u32 + 1,
+            area,
+            min_x: u32::MAX,
+            min_y: u32::MAX,
+            max_x: 0,
+            max_y: 0,
+            first_x: 0,
+            key_sum: 0,
+            weight_sum: 0,
+            weighted_x: 0,
+            weighted_y: 0,
+            peak_x: 0,
+            peak_y: 0,
+            peak_key: 0,
+        };
+        b.first_x = (pixels[0] % wu) as u32;
+        for &i in pixels {
+            let (x, y, k) = ((i % wu) as u32, (i / wu) as u32, keys[i]);
+            b.min_x = b.min_x.min(x);
+            b.max_x = b.max_x.max(x);
+            b.min_y = b.min_y.min(y);
+            b.max_y = b.max_y.max(y);
+            b.key_sum += k as u64;
+            let wgt = (k - opts.background) as u64;
+            b.weight_sum += wgt;
+            b.weighted_x += wgt as u128 * x as u128;
+            b.weighted_y += wgt as u128 * y as u128;
+            // Pixels in scan order: the first greatest key stays.
+            if k > b.peak_key {
+                (b.peak_x, b.peak_y, b.peak_key) = (x, y, k);
+            }
+        }
+        renumber[m + 1] = b.label;
+        blobs.push(b);
+    }
+    let labels = label.iter().map(|&l| renumber[l as usize]).collect();
+    (blobs, labels)
+}
+
+/// Masks that are hard for labelling: `kind` 0 random of density `p`/8, 1 checkerboard, 2 a
+/// spiral of width 1, 3 a comb (vertical teeth joined at the bottom), 4 one pixel, 5 all,
+/// 6 horizontal stripes two rows apart.
+fn mask(kind: u8, w: u32, h: u32, p: u64, seed: u64) -> Vec<bool> {
+    let mut s = seed;
+    let (wi, hi) = (w as i64, h as i64);
+    let mut m = vec![false; (w * h) as usize];
+    match kind {
+        0 => m.iter_mut().for_each(|v| *v = splitmix(&mut s) % 8 < p),
+        1 => (0..w * h).for_each(|i| m[i as usize] = (i % w + i / w).is_multiple_of(2)),
+        2 => {
+            // Walk from the corner, turning right where the way ahead is out or would touch
+            // the wall already drawn: a spiral of width 1, one pixel between its turns.
+            let inside = |x: i64, y: i64| x >= 0 && y >= 0 && x < wi && y < hi;
+            let (mut x, mut y, mut dir, mut turns) = (0i64, 0i64, 0usize, 0);
+            let dirs = [(1i64, 0i64), (0, 1), (-1, 0), (0, -1)];
+            m[0] = true;
+            while turns < 2 {
+                let (dx, dy) = dirs[dir];
+                let (nx, ny, fx, fy) = (x + dx, y + dy, x + 2 * dx, y + 2 * dy);
+                let free = inside(nx, ny)
+                    && !m[(ny * wi + nx) as usize]
+                    && !(inside(fx, fy) && m[(fy * wi + fx) as usize]);
+                if free {
+                    (x, y, turns) = (nx, ny, 0);
+                    m[(y * wi + x) as usize] = true;
+                } else {
+                    dir = (dir + 1) % 4;
+                    turns += 1;
+                }
+            }
+        }
+        3 => (0..w * h).for_each(|i| m[i as usize] = (i % w).is_multiple_of(2) || i / w == h - 1),
+        4 => m[(splitmix(&mut s) % (w * h) as u64) as usize] = true,
+        5 => m.iter_mut().for_each(|v| *v = true),
+        _ => (0..w * h).for_each(|i| m[i as usize] = (i / w) % 3 != 2),
+    }
+    m
+}
+
+fn check(
+    w: u32,
+    h: u32,
+    kind: u8,
+    p: u64,
+    seed: u64,
+    opts: BlobOptions,
+) -> Result<(), TestCaseError> {
+    let m = mask(kind, w, h, p, seed);
+    let mut s = seed ^ 0x55;
+    // Foreground keys above 1000, background at or below it (ties at the threshold).
+    let data: Vec<u16> = m
+        .iter()
+        .map(|&f| {
+            let r = splitmix(&mut s);
+            if f {
+                1001 + (r % 64_535) as u16
+            } else {
+                (r % 1001) as u16
+            }
+        })
+        .collect();
+    let keys: Vec<u32> = data.iter().map(|&v| v as u32).collect();
+    let view = ImageView::<Luma<u16>>::from_channels(&data, w, h, 2 * w as usize)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let (blobs, labels) = reference(&keys, w, h, 1000, &opts);
+    let cpu = Engine::cpu()
+        .blobs(view, 1000, &opts)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&cpu.blobs, &blobs, "kind {} {}x{}", kind, w, h);
+    let got = cpu.labels.as_ref().map(|l| l.as_raw().clone());
+    prop_assert_eq!(got, opts.labels.then_some(labels));
+    for e in engines() {
+        let dev = e
+            .blobs(view, 1000, &opts)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(dev == cpu, "kind {} {}x{} on {}", kind, w, h, e.backend());
+    }
+    Ok(())
+}
+
+fn options() -> impl Strategy<Value = BlobOptions> {
+    (
+        any::<bool>(),
+        0..4u64,
+        prop_oneof![Just(u64::MAX), 1..40u64],
+        0..=1000u32,
+        any::<bool>(),
+    )
+        .prop_map(|(four, min, max, bg, stats_only)| {
+            let o = BlobOptions::new()
+                .connectivity(if four {
+                    Connectivity::Four
+                } else {
+                    Connectivity::Eight
+                })
+                .area(min.min(max), max)
+                .background(bg);
+            if stats_only { o.stats_only() } else { o }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn blobs_match_the_reference(
+        (w, h) in prop_oneof![3 => (1..80u32, 1..70u32), 1 => (1..4u32, 1..300u32), 1 => (200..700u32, 1..6u32)],
+        kind in 0..7u8,
+        p in 1..8u64,
+        seed in any::<u64>(),
+        opts in options(),
+    ) {
+        check(w, h, kind, p, seed, opts)?;
+    }
+}
+
+/// Tall images: many strips on the CPU path, blobs across every seam (spirals and combs).
+#[test]
+fn blobs_across_many_strips() {
+    for (w, h) in [(37u32, 2000u32), (300, 900)] {
+        for kind in [0u8, 2, 3, 6] {
+            for connectivity in [Connectivity::Four, Connectivity::Eight] {
+                let opts = BlobOptions::new().connectivity(connectivity);
+                check(w, h, kind, 4, 99, opts).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn every_integer_format_and_bad_input() {
+    let e = Engine::cpu();
+    let rgba = image::RgbaImage::from_fn(6, 2, |x, _| {
+        image::Rgba([0, if x % 3 == 0 { 0 } else { 255 }, 0, 255])
+    });
+    let found = e.blobs(&rgba, 500, &BlobOptions::new()).unwrap();
+    assert_eq!(found.blobs.len(), 2);
+    assert_eq!(found.blobs[0].peak_key, clpix::luminance(0, 255, 0) as u32);
+    let rgb = image::RgbImage::from_fn(6, 2, |x, _| {
+        image::Rgb([0, if x % 3 == 0 { 0 } else { 255 }, 0])
+    });
+    assert_eq!(e.blobs(&rgb, 500, &BlobOptions::new()).unwrap(), found);
+    let f = image::ImageBuffer::from_pixel(3, 3, Luma([1.0f32]));
+    assert!(matches!(
+        e.blobs(&f, 0.5, &BlobOptions::new()),
+        Err(Error::InvalidParameter { .. })
+    ));
+    let g = image::GrayImage::new(3, 3);
+    assert!(matches!(
+        e.blobs(&g, 10, &BlobOptions::new().area(5, 4)),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        e.blobs(&g, 10, &BlobOptions::new().background(11)),
+        Err(Error::InvalidParameter { .. })
+    ));
+    let rgb16 = image::ImageBuffer::from_pixel(2, 2, image::Rgba([0u16; 4]));
+    assert!(
+        e.blobs(&rgb16, 65_535, &BlobOptions::new())
+            .unwrap()
+            .blobs
+            .is_empty()
+    );
+    let empty = image::GrayImage::new(0, 4);
+    let none = e.blobs(&empty, 0, &BlobOptions::new()).unwrap();
+    assert!(none.blobs.is_empty() && none.labels.unwrap().dimensions() == (0, 4));
+}
