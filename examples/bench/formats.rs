@@ -94,7 +94,7 @@ where
 
 /// One row: `run` on `e`, its median wall time and (on OpenCL) its kernel times, labelled
 /// `name` and `content`; an error is a row that says so. Printed as it is made.
-fn timed_row(
+pub(super) fn timed_row(
     e: &Engine,
     name: &str,
     content: &str,

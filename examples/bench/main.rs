@@ -9,6 +9,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use clpix::{Engine, ImageInput};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+mod blobs;
 mod cases;
 mod formats;
 use cases::*;
@@ -71,7 +72,7 @@ pub fn op_names() -> Vec<&'static str> {
         .chain(radius_cases().iter())
         .map(|c| c.name)
         .chain(array_ops().iter().map(|o| o.name))
-        .chain(["formats", "format_blur", "format_compact"])
+        .chain(["formats", "format_blur", "format_compact", "blobs"])
         .collect();
     names.dedup();
     names
@@ -244,6 +245,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if named("format_compact") {
         lines.extend(formats::format_compact_rows(&engines, size, reps));
+    }
+    if named("blobs") {
+        lines.extend(blobs::blob_rows(&engines, size, reps));
     }
     for op in array_ops() {
         if ops

@@ -6,7 +6,8 @@ place. The Gaussian blur, the brightest and darkest pixel, the k brightest and d
 (:func:`extremes`), the statistics, the histograms with bins per call (:func:`histogram`,
 :func:`histogram_keys`), :func:`compact` and :func:`compacted_image` take every pixel format:
 ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)`` (RGB,
-``uint8`` only) or ``(H, W, 4)`` (RGBA). Every backend gives the same results, bit for
+``uint8`` only) or ``(H, W, 4)`` (RGBA); :func:`blobs` (connected components) the
+integer-key ones (``uint8`` and ``uint16``). Every backend gives the same results, bit for
 bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
 
 >>> import numpy as np, clpix
@@ -28,6 +29,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 
 from ._clpix import (
+    BLOB_DTYPE,
     HIT_DTYPE,
     MAX_BINS,
     MAX_LUMINANCE,
@@ -47,6 +49,7 @@ from . import _clpix
 _time_rust = _clpix._time_rust  # for bench/bench.py, not part of the API
 
 __all__ = [
+    "BLOB_DTYPE",
     "HIT_DTYPE",
     "MAX_BINS",
     "MAX_LUMINANCE",
@@ -58,6 +61,7 @@ __all__ = [
     "FormatHit",
     "Hit",
     "LuminanceStats",
+    "blobs",
     "compact",
     "compacted_image",
     "default_engine",
@@ -170,3 +174,22 @@ def gaussian_blur(
 def exclusive_scan(values: np.ndarray) -> np.ndarray:
     """Exclusive prefix sum of a 1-D uint32 array (wrapping), on the default engine."""
     return default_engine().exclusive_scan(values)
+
+
+def blobs(
+    img: np.ndarray,
+    threshold: int,
+    connectivity: int = 8,
+    min_area: int = 1,
+    max_area: Optional[int] = None,
+    background: int = 0,
+    labels: bool = True,
+) -> Tuple[Optional[np.ndarray], np.ndarray]:
+    """The blobs (connected components) of the pixels whose key is above ``threshold`` in an
+    image of an integer-key format (uint8 of shape ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)``;
+    uint16 of shape ``(H, W)`` or ``(H, W, 4)``), on the default engine (see
+    ``Engine.blobs``): ``(labels, stats)``, the ``(H, W)`` uint32 label image (None for
+    ``labels=False``) and a structured array of :data:`BLOB_DTYPE`, one record a blob."""
+    return default_engine().blobs(
+        img, threshold, connectivity, min_area, max_area, background, labels
+    )

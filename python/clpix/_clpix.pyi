@@ -9,6 +9,7 @@ Backend = Literal["auto", "cpu", "opencl"]
 BorderMode = Literal["clamp", "reflect", "wrap", "zero"]
 Order = Literal["scan", "luminance"]
 Which = Literal["brightest", "darkest"]
+Connectivity = Literal[4, 8]
 ImageU8 = npt.NDArray[np.uint8]
 ImageF32 = npt.NDArray[np.float32]
 ImageU16 = npt.NDArray[np.uint16]
@@ -26,8 +27,22 @@ key's dtype: uint8 for mono8; uint16 for mono16, RGB8 (the luminance, 0..=1023) 
 float32 for the float32 formats, −0 given as +0) and ``value`` (the pixel's channels, in the
 image's dtype: of shape ``()`` for mono, ``(3,)`` or ``(4,)`` for colour)."""
 
+BlobStats = np.ndarray
+"""The statistics of :meth:`Engine.blobs`: a 1-D structured array of :data:`BLOB_DTYPE`, one
+record a blob, in label order."""
+
 HIT_DTYPE: Final[np.dtype]
 """The records' dtype: ``[("x", "<u4"), ("y", "<u4"), ("luminance", "<u2"), ("rgba", "u1", (4,))]``."""
+BLOB_DTYPE: Final[np.dtype]
+"""The blob records' dtype (packed, native byte order): ``label`` (u4), ``area`` (u8), the
+inclusive bounding box ``min_x``, ``min_y``, ``max_x``, ``max_y`` (u4), ``first_x`` (u4: the
+column of the blob's first pixel in scan order, in row ``min_y``), ``key_sum`` (u8: Σ key),
+``weight_sum`` (u8: Σ (key − background)), ``centroid_x``, ``centroid_y`` (f8: the
+weighted centroid, pixel centres at integer coordinates), ``peak_x``, ``peak_y``, ``peak_key``
+(u4: the greatest key, the first in scan order among equals)."""
+_BLOB_EXACT_DTYPE: Final[np.dtype]
+""":data:`BLOB_DTYPE` and ``wx_q``, ``wx_r``, ``wy_q``, ``wy_r`` (u8): ``Σ w·x = wx_q · Σ w +
+wx_r`` with ``wx_r < Σ w``, the same in y (for ``clpix.dask``)."""
 MAX_BINS: Final[int]
 """The most bins a histogram may have, 2^20."""
 MAX_LUMINANCE: Final[int]
@@ -167,7 +182,8 @@ class Engine:
     array, or one with padded rows (pixels contiguous within a row), is read in place; other
     layouts are copied first. :meth:`gaussian_blur`, :meth:`extreme`,
     :meth:`luminance_stats`, :meth:`histogram`, :meth:`histogram_keys` and :meth:`compact`
-    take every format (:data:`AnyImage`), read in place likewise. The GIL is released while clpix
+    take every format (:data:`AnyImage`), read in place likewise; :meth:`blobs` the integer-key
+    ones. The GIL is released while clpix
     works, so threads run in parallel; an engine may be shared between threads.
     Luminance is ``(1023 * (21 r + 72 g + 7 b)) // 25500`` (0..=1023); ties go to the smallest
     scan index ``y * W + x``.
@@ -314,6 +330,41 @@ class Engine:
         result and is returned (no fresh result each call); it may share memory with the image
         (which is then copied first), except for a ``(H, W, 4)`` uint8 image. TypeError for
         another dtype, ValueError for another shape (of the image or of ``out``)."""
+    def blobs(
+        self,
+        img: Union[ImageU8, ImageU16],
+        threshold: int,
+        connectivity: Connectivity = 8,
+        min_area: int = 1,
+        max_area: Optional[int] = None,
+        background: int = 0,
+        labels: bool = True,
+    ) -> Tuple[Optional[npt.NDArray[np.uint32]], BlobStats]:
+        """The blobs (connected components) of the pixels whose key (see :class:`FormatHit`)
+        is strictly above ``threshold`` (an integer in 0..= the format's largest key, as
+        :meth:`compact`'s) in an image of an integer-key format: uint8 of shape ``(H, W)``,
+        ``(H, W, 3)`` or ``(H, W, 4)``, uint16 of shape ``(H, W)`` or ``(H, W, 4)``, any
+        strides. ``connectivity``: 8 (the diagonals too) or 4. The blobs of fewer than
+        ``min_area`` or more than ``max_area`` pixels are dropped; the others are numbered
+        1..n in the scan order of their first pixels. Returns ``(labels, stats)``: the
+        C-contiguous ``(H, W)`` uint32 label image (0 for background and dropped blobs; None
+        for ``labels=False``) and :data:`BlobStats` (:data:`BLOB_DTYPE`), exact integer sums,
+        each pixel weighing ``key − background`` in ``weight_sum`` and the centroid
+        (``background`` at most ``threshold``): ``x̄ = q + r / Σw`` with ``q, r =
+        divmod(Σ w·x, Σ w)``, in float64. TypeError for another dtype (float32 too: float
+        blobs are not built yet) or a non-integer threshold; ValueError for another shape, a
+        connectivity other than 4 or 8, a threshold out of range, ``min_area > max_area``, a
+        negative area, a background above the threshold. An image without pixels has no
+        blobs."""
+    def _blobs_exact(
+        self,
+        img: Union[ImageU8, ImageU16],
+        threshold: int,
+        connectivity: Connectivity = 8,
+        background: int = 0,
+    ) -> Tuple[npt.NDArray[np.uint32], np.ndarray]:
+        """:meth:`blobs` of every area with the label image, the statistics of
+        :data:`_BLOB_EXACT_DTYPE` (for ``clpix.dask``)."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

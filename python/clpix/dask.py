@@ -18,6 +18,9 @@ bit for bit equal to the single-image call.
   (``(H, W, 4)`` ``uint8``), as their single-image calls.
 - :func:`compacted_image` returns a Dask array whose chunks are filled from the compaction.
 - :func:`exclusive_scan` scans a 1-D ``uint32`` Dask array (lazy).
+- :func:`blobs` labels each chunk in parallel and joins the blobs that cross chunk borders,
+  their statistics combined exactly (computed at once; the label image lazy), as
+  ``clpix.blobs`` on the whole image; integer-key formats (uint8 and uint16).
 
 Each worker process makes one engine on first use and keeps it: ``clpix.default_engine()``
 (the best device, honouring ``CLPIX_BACKEND`` and ``CLPIX_DEVICE`` on the worker), or, with
@@ -47,10 +50,12 @@ from dask.delayed import Delayed, delayed
 import clpix
 
 from . import _dask_blur
+from ._dask_blobs import blobs
 from ._dask_engines import engine, use_device
 from . import _dask_formats as _formats
 
 __all__ = [
+    "blobs",
     "compact",
     "compacted_image",
     "engine",

@@ -46,7 +46,7 @@ impl Threshold {
     /// The threshold for an image of `img`'s format: an integer in `0..=` the format's largest
     /// key (255, 1023 or 65535), or, for float32 images, a number (rounded to float32, as
     /// NumPy compares a float32 array with a Python float; NaN is clpix's own `ValueError`).
-    fn of(img: &AnyImage<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+    pub(crate) fn of(img: &AnyImage<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Self> {
         let (name, expected, max) = match img {
             AnyImage::LumaF32(_) | AnyImage::RgbaF32(_) => return Self::float(obj),
             AnyImage::Luma8(_) => ("mono8", "0..=255", 255),
@@ -105,16 +105,21 @@ struct CompactJob {
     order: CompactOrder,
 }
 
-impl CompactJob {
+impl Threshold {
     /// The threshold as `P`'s key (of its type by [`Threshold::of`]).
-    fn threshold<P: FormatPixel>(&self) -> clpix::Result<P::Key> {
-        <P::Key as Scalar>::of_threshold(self.threshold).ok_or_else(|| {
-            clpix::Error::InvalidParameter {
-                name: "threshold",
-                value: "of another type".into(),
-                expected: "a threshold of the format's key type",
-            }
+    pub(crate) fn key<P: FormatPixel>(self) -> clpix::Result<P::Key> {
+        <P::Key as Scalar>::of_threshold(self).ok_or_else(|| clpix::Error::InvalidParameter {
+            name: "threshold",
+            value: "of another type".into(),
+            expected: "a threshold of the format's key type",
         })
+    }
+}
+
+impl CompactJob {
+    /// The threshold as `P`'s key.
+    fn threshold<P: FormatPixel>(&self) -> clpix::Result<P::Key> {
+        self.threshold.key::<P>()
     }
 }
 

@@ -1,5 +1,6 @@
 //! `clpix.Engine`: the operations on NumPy arrays, each run with the GIL released.
 
+use crate::blobs::BlobArgs;
 use crate::convert::{array_u32, hit_bytes, image_u8, ImageU8};
 use crate::errors::{invalid, to_py, value_error, IntoPyResult};
 use crate::formats::{self, any_image, ExtremeJob, ExtremesJob, HistogramJob, StatsJob};
@@ -360,6 +361,60 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyAny>> {
         let order = parse_order(order)?;
         crate::compact::compacted_image(py, &self.engine, img, threshold, order)
+    }
+
+    /// The blobs of an image of an integer-key format (uint8 `(H, W)`, `(H, W, 3)`, `(H, W, 4)`;
+    /// uint16 `(H, W)`, `(H, W, 4)`): the connected components (`connectivity` 4 or 8) of the
+    /// pixels whose key is above `threshold` (as `compact`'s), those of `min_area..=max_area`
+    /// pixels kept, numbered 1..=n in the scan order of their first pixels. Returns
+    /// `(labels, stats)`: the `(H, W)` uint32 label image (0 for background; None for
+    /// `labels=False`) and a structured array of `BLOB_DTYPE`, one record a blob in label
+    /// order; the centroids weigh each pixel by its key minus `background`.
+    #[pyo3(signature = (img, threshold, connectivity = 8, min_area = 1, max_area = None, background = 0, labels = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn blobs<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        threshold: &Bound<'py, PyAny>,
+        connectivity: i64,
+        min_area: i128,
+        max_area: Option<i128>,
+        background: i128,
+        labels: bool,
+    ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyAny>)> {
+        let args = BlobArgs {
+            threshold,
+            connectivity,
+            min_area,
+            max_area,
+            background,
+            labels,
+        };
+        crate::blobs::blobs(py, &self.engine, img, args, false)
+    }
+
+    /// `blobs` with every area and the label image, the statistics of `_BLOB_EXACT_DTYPE`:
+    /// four more fields, the quotients and remainders of `Σ w·x` and `Σ w·y` by `Σ w` (for
+    /// `clpix.dask`, which adds the exact sums of the chunks' parts of a blob).
+    #[pyo3(signature = (img, threshold, connectivity = 8, background = 0))]
+    fn _blobs_exact<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        threshold: &Bound<'py, PyAny>,
+        connectivity: i64,
+        background: i128,
+    ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyAny>)> {
+        let args = BlobArgs {
+            threshold,
+            connectivity,
+            min_area: 1,
+            max_area: None,
+            background,
+            labels: true,
+        };
+        crate::blobs::blobs(py, &self.engine, img, args, true)
     }
 
     /// Separable Gaussian blur of an image of any format (uint8, uint16 or float32, shaped

@@ -234,8 +234,17 @@ impl AnyImage<'_> {
 /// Reads an image of any format (see the module's documentation): a `TypeError` for another
 /// object or dtype, a `ValueError` for another shape, each naming what is accepted.
 pub(crate) fn any_image<'py>(obj: &Bound<'py, PyAny>) -> PyResult<AnyImage<'py>> {
+    any_image_accepting(obj, ACCEPTED)
+}
+
+/// [`any_image`], its messages saying that `accepted` is (an operation that takes fewer
+/// formats checks the format it reads).
+pub(crate) fn any_image_accepting<'py>(
+    obj: &Bound<'py, PyAny>,
+    accepted: &str,
+) -> PyResult<AnyImage<'py>> {
     let py = obj.py();
-    let array = crate::convert::ndarray(obj, ACCEPTED)?;
+    let array = crate::convert::ndarray(obj, accepted)?;
     let dtype = array.dtype();
     let kind = if dtype.is_equiv_to(&numpy::dtype::<u8>(py)) {
         Dtype::U8
@@ -245,7 +254,7 @@ pub(crate) fn any_image<'py>(obj: &Bound<'py, PyAny>) -> PyResult<AnyImage<'py>>
         Dtype::F32
     } else {
         return Err(type_error(format!(
-            "expected an image of {ACCEPTED} (native byte order); got dtype {dtype}"
+            "expected an image of {accepted} (native byte order); got dtype {dtype}"
         )));
     };
     let shape = array.shape();
@@ -255,14 +264,14 @@ pub(crate) fn any_image<'py>(obj: &Bound<'py, PyAny>) -> PyResult<AnyImage<'py>>
         [_, _, 3] => {
             return Err(value_error(format!(
                 "an (H, W, 3) image is RGB8, uint8 only; a {dtype} image is of shape (H, W) or \
-                 (H, W, 4) (expected {ACCEPTED}); got shape {}",
+                 (H, W, 4) (expected {accepted}); got shape {}",
                 shape_text(shape)
             )))
         }
         [_, _, 4] => 4,
         _ => {
             return Err(value_error(format!(
-                "expected an image of {ACCEPTED}; got an array of shape {}",
+                "expected an image of {accepted}; got an array of shape {}",
                 shape_text(shape)
             )))
         }

@@ -2,6 +2,7 @@
 //! as the Rust library. The Python package `clpix` re-exports everything here and adds
 //! module-level functions on a default engine and `clpix.dask`.
 
+mod blobs;
 mod blur;
 mod compact;
 mod convert;
@@ -29,6 +30,8 @@ fn _clpix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(keysum::_f32_key_sum, m)?)?;
     m.add("ClpixError", py.get_type::<errors::ClpixError>())?;
     m.add("HIT_DTYPE", convert::hit_dtype(py)?)?;
+    m.add("BLOB_DTYPE", blobs::blob_dtype(py, false)?)?;
+    m.add("_BLOB_EXACT_DTYPE", blobs::blob_dtype(py, true)?)?;
     m.add("MAX_BINS", clpix::MAX_BINS)?;
     m.add("MAX_LUMINANCE", clpix::MAX_LUMINANCE)?;
     m.add("MAX_RADIUS", clpix::MAX_RADIUS)?;

@@ -62,7 +62,8 @@ pub(crate) fn same_type<A: 'static, B: 'static>(value: A) -> crate::error::Resul
 }
 
 /// Every program the operations declare.
-pub(crate) const PROGRAMS: [ProgramId; 10] = [
+pub(crate) const PROGRAMS: [ProgramId; 11] = [
+    blobs::kernels::PROGRAM,
     reduce::kernels::PROGRAM,
     reduce::kernels::TYPED_PROGRAM,
     histogram::kernels::PROGRAM,
@@ -82,7 +83,8 @@ mod tests {
     /// Every kernel name an operation launches is a kernel of its program's source.
     #[test]
     fn every_kernel_name_is_a_kernel_of_its_program() {
-        let lists: [&[Kernel]; 6] = [
+        let lists: [&[Kernel]; 7] = [
+            super::blobs::kernels::ALL,
             super::blur::kernels::ALL,
             super::compact::kernels::ALL,
             super::histogram::kernels::ALL,

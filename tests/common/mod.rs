@@ -488,6 +488,25 @@ pub fn kernel_dir_copy(label: &str, edit: impl Fn(&str, &mut String)) -> std::pa
 /// The reductions of every other pixel format on one image made from `img`'s pixels (mono8 its
 /// green, mono16 green and red, mono f32 with NaN, ±inf, −0 and denormals among its values,
 /// RGB8, RGBA16, RGBA f32), each result (value or error) as text.
+/// The blobs of an image of any format above `t`, both connectivities (float formats: the
+/// error that says they are not supported).
+fn blobs_of<'a, I: clpix::IntoImage<'a> + Copy>(
+    e: &Engine,
+    img: I,
+    t: <I::Pixel as clpix::Pixel>::Key,
+) -> Vec<clpix::Result<clpix::Blobs>> {
+    [clpix::Connectivity::Eight, clpix::Connectivity::Four]
+        .into_iter()
+        .map(|c| {
+            e.blobs(
+                img,
+                t,
+                &clpix::BlobOptions::new().connectivity(c).area(2, 400),
+            )
+        })
+        .collect()
+}
+
 pub fn every_format_op(e: &Engine, img: &TestImage) -> Vec<String> {
     use clpix::Extreme::{Brightest, Darkest};
     use image::{ImageBuffer, Luma, Rgb, Rgba};
@@ -542,6 +561,7 @@ pub fn every_format_op(e: &Engine, img: &TestImage) -> Vec<String> {
                 e.compacted_image(&$img, $t, clpix::CompactOrder::LuminanceDescending)
                     .map(|c| c.into_raw())
             ));
+            out.push(format!("{:?}", blobs_of(e, &$img, $t)));
             out.push(format!("{:?}", e.extremes(&$img, Brightest, 5, 3.0)));
             out.push(format!("{:?}", e.extremes(&$img, Darkest, 7, 0.0)));
             // The blur: the tile in local memory (w = 2), and taps beyond the image (w = 9).

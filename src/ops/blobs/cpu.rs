@@ -93,33 +93,128 @@ fn touching(
     }
 }
 
+/// Pushes the runs of foreground pixels (keys above `t`) of one row, `x0..x1`, finding them in
+/// a bit mask of 64 pixels a word (so that no branch depends on a single pixel).
+fn row_runs(
+    format: Format,
+    row: &[u8],
+    t: u32,
+    keys: &mut [u32],
+    mask: &mut [u64],
+    out: &mut Vec<(u32, u32)>,
+) {
+    fn bits(mut values: impl Iterator<Item = u32>, t: u32, mask: &mut [u64]) {
+        for word in mask.iter_mut() {
+            let mut m = 0u64;
+            for (i, v) in values.by_ref().take(64).enumerate() {
+                m |= ((v > t) as u64) << i;
+            }
+            *word = m;
+        }
+    }
+    let w = keys.len();
+    match format {
+        Format::Luma8 => {
+            for (word, chunk) in mask.iter_mut().zip(row[..w].chunks(64)) {
+                let mut m = 0u64;
+                for (i, &v) in chunk.iter().enumerate() {
+                    m |= ((v as u32 > t) as u64) << i;
+                }
+                *word = m;
+            }
+        }
+        Format::Luma16 => {
+            for (word, chunk) in mask.iter_mut().zip(row[..2 * w].chunks(128)) {
+                let mut m = 0u64;
+                for (i, b) in chunk.chunks_exact(2).enumerate() {
+                    m |= ((u16::from_ne_bytes([b[0], b[1]]) as u32 > t) as u64) << i;
+                }
+                *word = m;
+            }
+        }
+        format => {
+            row_keys(format, row, keys);
+            bits(keys.iter().copied(), t, mask);
+        }
+    }
+    // Runs from the bits: a run open at a word's end continues into the next.
+    let mut open: Option<u32> = None;
+    for (k, &word) in mask.iter().enumerate() {
+        let base = 64 * k as u32;
+        let mut m = word;
+        if let Some(x0) = open {
+            let ones = (!m).trailing_zeros();
+            if ones == 64 {
+                continue;
+            }
+            out.push((x0, base + ones));
+            open = None;
+            m &= !((1u64 << ones) - 1);
+        }
+        while m != 0 {
+            let s = m.trailing_zeros();
+            let ones = (!(m >> s)).trailing_zeros();
+            if s + ones >= 64 {
+                open = Some(base + s);
+                break;
+            }
+            out.push((base + s, base + s + ones));
+            m &= !(((1u64 << ones) - 1) << s);
+        }
+    }
+    if let Some(x0) = open {
+        out.push((x0, w as u32));
+    }
+}
+
+/// Adds the runs `runs` of row `y` (their components `comp`) to the components' sums.
+#[allow(clippy::too_many_arguments)]
+fn add_row(
+    format: Format,
+    row: &[u8],
+    keys: &mut [u32],
+    runs: &[(u32, u32)],
+    comp: &[u32],
+    accs: &mut [Acc],
+    y: u32,
+    background: u32,
+) {
+    match format {
+        Format::Luma8 => {
+            for (&(x0, x1), &c) in runs.iter().zip(comp) {
+                accs[c as usize].add_run(|x| row[x] as u32, x0, x1, y, background);
+            }
+        }
+        Format::Luma16 => {
+            for (&(x0, x1), &c) in runs.iter().zip(comp) {
+                let key = |x: usize| u16::from_ne_bytes([row[2 * x], row[2 * x + 1]]) as u32;
+                accs[c as usize].add_run(key, x0, x1, y, background);
+            }
+        }
+        format => {
+            row_keys(format, row, keys);
+            for (&(x0, x1), &c) in runs.iter().zip(comp) {
+                accs[c as usize].add_run(|x| keys[x], x0, x1, y, background);
+            }
+        }
+    }
+}
+
 /// Labels rows `first_row..first_row + rows` of `view`: runs, their components and the
 /// components' sums.
 fn label_strip(view: &RawView<'_>, t: u32, opts: &BlobOptions, first_row: u32, rows: u32) -> Strip {
     let w = view.width as usize;
     let mut keys = vec![0u32; w];
+    let mut mask = vec![0u64; w.div_ceil(64)];
     let mut runs: Vec<(u32, u32)> = Vec::new();
     let mut row_start = Vec::with_capacity(rows as usize + 1);
-    let mut parent: Vec<u32> = Vec::new();
     let slack = opts.connectivity.slack();
+    let mut parent: Vec<u32> = Vec::new();
     for y in first_row..first_row + rows {
-        row_keys(view.format, view.row(y), &mut keys);
         let start = runs.len();
         row_start.push(start as u32);
-        let mut x = 0usize;
-        while x < w {
-            if keys[x] > t {
-                let x0 = x;
-                while x < w && keys[x] > t {
-                    x += 1;
-                }
-                let id = runs.len() as u32;
-                runs.push((x0 as u32, x as u32));
-                parent.push(id);
-            } else {
-                x += 1;
-            }
-        }
+        row_runs(view.format, view.row(y), t, &mut keys, &mut mask, &mut runs);
+        parent.extend(start as u32..runs.len() as u32);
         if y > first_row {
             let prev = row_start[row_start.len() - 2] as usize;
             let (before, now) = runs.split_at(start);
@@ -144,7 +239,7 @@ fn label_strip(view: &RawView<'_>, t: u32, opts: &BlobOptions, first_row: u32, r
         }
     }
     let mut accs = vec![Acc::EMPTY; count as usize];
-    let mut strip = Strip {
+    let strip = Strip {
         first_row,
         runs,
         row_start,
@@ -152,19 +247,24 @@ fn label_strip(view: &RawView<'_>, t: u32, opts: &BlobOptions, first_row: u32, r
         accs: Vec::new(),
     };
     for r in 0..rows {
-        let y = first_row + r;
         let range = strip.runs_of_row(r);
         if range.is_empty() {
             continue;
         }
-        row_keys(view.format, view.row(y), &mut keys);
-        for k in range {
-            let (x0, x1) = strip.runs[k];
-            accs[strip.comp[k] as usize].add_run(&keys, x0, x1, y, opts.background);
-        }
+        let (runs, comp) = (&strip.runs[range.clone()], &strip.comp[range]);
+        let y = first_row + r;
+        add_row(
+            view.format,
+            view.row(y),
+            &mut keys,
+            runs,
+            comp,
+            &mut accs,
+            y,
+            opts.background,
+        );
     }
-    strip.accs = accs;
-    strip
+    Strip { accs, ..strip }
 }
 
 /// The blobs of `view` (integer keys above `t`), and their label image when `opts.labels`.

@@ -9,9 +9,54 @@ use crate::device::{Any, HostPixels, IntoImage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{ImageView, RawView, check_pixel_count};
-use crate::spec::Pixel;
+use crate::spec::{Format, Pixel};
 
+mod cl;
 mod cpu;
+pub(crate) mod kernels;
+
+crate::ops::format_families!(fn family, "blobs", kernels::PROGRAM, probe);
+
+/// The known-answer probe: the probe image of the call's format above half its largest key,
+/// both connectivities with the labels, against the CPU.
+fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
+    let Some(&(format, _, _)) = call.downcast_ref::<(Format, u32, BlobOptions)>() else {
+        return Err(crate::ops::probe::unknown(operation));
+    };
+    let raw = crate::ops::probe::probe_raw(format);
+    let half = format.max_key().unwrap_or(0) / 2;
+    let both = |e: &Engine| -> Result<Vec<Blobs>> {
+        [Connectivity::Eight, Connectivity::Four]
+            .into_iter()
+            .map(|c| {
+                e.raw_blobs(
+                    raw.view(),
+                    half,
+                    &BlobOptions::new().connectivity(c).background(3),
+                )
+            })
+            .collect()
+    };
+    crate::ops::probe::compare("the blobs", both(e), both(&Engine::cpu()))
+}
+
+/// The blobs that pass the area rule, numbered 1..=n in the order of `accs` (the components in
+/// the scan order of their first pixels), and each component's number (0 where dropped).
+fn number_blobs(accs: &[Acc], opts: &BlobOptions) -> (Vec<Blob>, Vec<u32>) {
+    let mut blobs = Vec::new();
+    let number = accs
+        .iter()
+        .map(|a| {
+            if opts.keeps(a.area) {
+                blobs.push(a.blob(blobs.len() as u32 + 1));
+                blobs.len() as u32
+            } else {
+                0
+            }
+        })
+        .collect();
+    (blobs, number)
+}
 
 /// Which neighbours join two foreground pixels into one blob.
 ///
@@ -267,23 +312,24 @@ impl Acc {
             || (k == self.peak_key && (y, x) < (self.peak_y, self.peak_x))
     }
 
-    /// Adds the run `x0..x1` of row `y` whose keys are `keys[x0..x1]`.
-    fn add_run(&mut self, keys: &[u32], x0: u32, x1: u32, y: u32, background: u32) {
-        let run = &keys[x0 as usize..x1 as usize];
+    /// Adds the run `x0..x1` of row `y`, pixel `x`'s key `key(x)`.
+    #[inline(always)]
+    fn add_run(&mut self, key: impl Fn(usize) -> u32, x0: u32, x1: u32, y: u32, background: u32) {
         let (mut best, mut best_x) = (0u32, x0);
         let (mut ks, mut ws) = (0u64, 0u64);
         let mut b = x0;
         while b < x1 {
             let e = (b + BLOCK).min(x1);
             let (mut sw, mut sd) = (0u64, 0u64);
-            for (d, &k) in run[(b - x0) as usize..(e - x0) as usize].iter().enumerate() {
+            for x in b..e {
+                let k = key(x as usize);
                 let w = (k - background) as u64;
                 ks += k as u64;
                 sw += w;
-                sd += w * d as u64;
+                sd += w * (x - b) as u64;
                 if k > best {
                     best = k;
-                    best_x = b + d as u32;
+                    best_x = x;
                 }
             }
             ws += sw;
@@ -429,7 +475,14 @@ impl Engine {
                     .then(|| LabelImage::new(view.width, view.height)),
             });
         }
-        let (blobs, labels) = cpu::cpu_blobs(&view, t, opts);
+        let (blobs, labels) = self.dispatch(
+            family(view.format),
+            &(view.format, t, *opts),
+            "blobs",
+            view.pixel_count(),
+            || Ok(cpu::cpu_blobs(&view, t, opts)),
+            |cl| cl::cl_blobs(cl, &view, t, opts),
+        )?;
         let labels = match labels {
             Some(l) => Some(LabelImage::from_raw(view.width, view.height, l).ok_or(
                 Error::ImageTooLarge {

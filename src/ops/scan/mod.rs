@@ -17,8 +17,8 @@ pub(crate) mod kernels;
 use family::FAMILY;
 
 mod plan;
-pub(crate) use cl::{cl_scan, groups_for, grow};
-use cl::{cl_scan_host, cl_scan_into};
+use cl::cl_scan_host;
+pub(crate) use cl::{cl_scan, cl_scan_into, groups_for, grow};
 use cpu::cpu_scan;
 
 use crate::device::{ArrayInput, ArrayStorage, DeviceArray, PooledBuffer, download};
