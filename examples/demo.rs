@@ -130,6 +130,42 @@ fn mark(img: &mut RgbaImage, x: u32, y: u32, colour: [u8; 4]) {
     }
 }
 
+/// A blob's bounding box, one pixel outside it.
+fn outline(img: &mut RgbaImage, b: &clpix::Blob, colour: [u8; 4]) {
+    let (w, h) = (img.width() as i64, img.height() as i64);
+    let (x0, y0, x1, y1) = (
+        b.min_x as i64 - 1,
+        b.min_y as i64 - 1,
+        b.max_x as i64 + 1,
+        b.max_y as i64 + 1,
+    );
+    let mut put = |x: i64, y: i64| {
+        if x >= 0 && y >= 0 && x < w && y < h {
+            img.put_pixel(x as u32, y as u32, Rgba(colour));
+        }
+    };
+    for x in x0..=x1 {
+        put(x, y0);
+        put(x, y1);
+    }
+    for y in y0..=y1 {
+        put(x0, y);
+        put(x1, y);
+    }
+}
+
+/// A small cross at a sub-pixel place (rounded to the nearest pixel).
+fn cross(img: &mut RgbaImage, x: f64, y: f64, colour: [u8; 4]) {
+    let (cx, cy) = (x.round() as i64, y.round() as i64);
+    for d in -3i64..=3 {
+        for (px, py) in [(cx + d, cy), (cx, cy + d)] {
+            if px >= 0 && py >= 0 && (px as u32) < img.width() && (py as u32) < img.height() {
+                img.put_pixel(px as u32, py as u32, Rgba(colour));
+            }
+        }
+    }
+}
+
 /// One job's line: what ran, on which device, how long.
 fn report(job: &str, backend: &str, t: Instant, what: String) {
     log::debug!("demo: {job} answered");
@@ -249,6 +285,33 @@ fn run_jobs<'scope, 'env>(
         let mut marked = img.clone();
         for m in &markers {
             mark(&mut marked, m.x, m.y, [255, 220, 0, 255]);
+        }
+        Ok(marked)
+    }));
+
+    // Blobs: the bright markers as connected components (luminance above 700, at least 3
+    // pixels), each one's box and intensity-weighted centroid.
+    let t = Instant::now();
+    let found = engine.blobs(
+        &dev,
+        700,
+        &clpix::BlobOptions::new().area(3, u64::MAX).stats_only(),
+    )?;
+    report(
+        "blobs",
+        backend,
+        t,
+        format!(
+            "{} blobs above L = 700, centroids to a fraction of a pixel",
+            found.blobs.len()
+        ),
+    );
+    writing.push(write_picture(scope, out.join("blobs.png"), move || {
+        let mut marked = img.clone();
+        for b in &found.blobs {
+            outline(&mut marked, b, [0, 255, 120, 255]);
+            let (cx, cy) = b.centroid();
+            cross(&mut marked, cx, cy, [255, 0, 200, 255]);
         }
         Ok(marked)
     }));

@@ -270,3 +270,48 @@ fn every_integer_format_and_bad_input() {
     let none = e.blobs(&empty, 0, &BlobOptions::new()).unwrap();
     assert!(none.blobs.is_empty() && none.labels.unwrap().dimensions() == (0, 4));
 }
+
+/// Sub-pixel centres of windows: against plain f64 sums (exact here: small integers), clipped
+/// at the image's edges, all-background windows at the pixel itself, and the errors.
+#[test]
+fn centroids_of_windows() {
+    let (w, h) = (37u32, 23u32);
+    let mut s = 7u64;
+    let data: Vec<u16> = (0..w * h)
+        .map(|_| (splitmix(&mut s) % 3000) as u16)
+        .collect();
+    let view = ImageView::<Luma<u16>>::from_channels(&data, w, h, 2 * w as usize).unwrap();
+    let at: Vec<(u32, u32)> = vec![(0, 0), (36, 22), (10, 5), (20, 11), (1, 22)];
+    for (radius, bg) in [(0u32, 0u32), (2, 1000), (5, 2500), (40, 0)] {
+        let got = Engine::cpu().centroids(view, &at, radius, bg).unwrap();
+        for (&(cx, cy), c) in at.iter().zip(&got) {
+            let (mut ws, mut wx, mut wy) = (0f64, 0f64, 0f64);
+            for y in cy.saturating_sub(radius)..=(cy + radius).min(h - 1) {
+                for x in cx.saturating_sub(radius)..=(cx + radius).min(w - 1) {
+                    let wt = (data[(y * w + x) as usize] as f64 - bg as f64).max(0.0);
+                    ws += wt;
+                    wx += wt * x as f64;
+                    wy += wt * y as f64;
+                }
+            }
+            assert_eq!(c.weight_sum as f64, ws);
+            if ws == 0.0 {
+                assert_eq!((c.x, c.y), (cx as f64, cy as f64));
+            } else {
+                assert!((c.x - wx / ws).abs() < 1e-9 && (c.y - wy / ws).abs() < 1e-9);
+            }
+        }
+        for e in engines() {
+            assert_eq!(e.centroids(view, &at, radius, bg).unwrap(), got);
+        }
+    }
+    assert!(matches!(
+        Engine::cpu().centroids(view, &[(37, 0)], 1, 0),
+        Err(Error::InvalidParameter { .. })
+    ));
+    let f = image::ImageBuffer::from_pixel(3, 3, Luma([1.0f32]));
+    assert!(matches!(
+        Engine::cpu().centroids(&f, &[(1, 1)], 1, 0),
+        Err(Error::InvalidParameter { .. })
+    ));
+}

@@ -197,6 +197,12 @@ fn label(
         cl.finish(&events)?;
         return Ok((Vec::new(), opts.labels.then(|| vec![0u32; n])));
     }
+    let stats_bytes = (4 * STATS_WORDS * m) as u64;
+    if stats_bytes > cl.max_buffer_bytes {
+        // More blobs than a buffer holds rows for: the CPU answers (as for any device limit).
+        let what = "bytes of a buffer (the blobs' statistics)";
+        return Err(cl.limit_error(BLOB_STATS, what, stats_bytes, cl.max_buffer_bytes));
+    }
     let stats = cl.buffer::<u32>(m * STATS_WORDS, "the blobs' statistics")?;
     events.push(launch(
         BLOB_STATS_INIT,

@@ -11,8 +11,10 @@ use crate::error::{Error, Result};
 use crate::image::{ImageView, RawView, check_pixel_count};
 use crate::spec::{Format, Pixel};
 
+mod centroid;
 mod cl;
 mod cpu;
+pub use centroid::Centroid;
 pub(crate) mod kernels;
 
 crate::ops::format_families!(fn family, "blobs", kernels::PROGRAM, probe);
