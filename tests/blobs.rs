@@ -180,6 +180,43 @@ fn check(
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert!(dev == cpu, "kind {} {}x{} on {}", kind, w, h, e.backend());
     }
+    // The same mask in mono8 (the CPU path's byte masks, the kernels' 16-pixel chunks), and a
+    // background up to 100 there.
+    let opts = opts.background(opts.background.min(100));
+    let data8: Vec<u8> = m
+        .iter()
+        .map(|&f| {
+            let r = splitmix(&mut s);
+            if f {
+                101 + (r % 155) as u8
+            } else {
+                (r % 101) as u8
+            }
+        })
+        .collect();
+    let keys8: Vec<u32> = data8.iter().map(|&v| v as u32).collect();
+    let view8 = ImageView::<Luma<u8>>::from_channels(&data8, w, h, w as usize)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let (blobs8, labels8) = reference(&keys8, w, h, 100, &opts);
+    let cpu8 = Engine::cpu()
+        .blobs(view8, 100, &opts)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&cpu8.blobs, &blobs8, "mono8 kind {} {}x{}", kind, w, h);
+    let got8 = cpu8.labels.as_ref().map(|l| l.as_raw().clone());
+    prop_assert_eq!(got8, opts.labels.then_some(labels8));
+    for e in engines() {
+        let dev = e
+            .blobs(view8, 100, &opts)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(
+            dev == cpu8,
+            "mono8 kind {} {}x{} on {}",
+            kind,
+            w,
+            h,
+            e.backend()
+        );
+    }
     Ok(())
 }
 

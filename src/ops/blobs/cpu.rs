@@ -114,15 +114,7 @@ fn row_runs(
     }
     let w = keys.len();
     match format {
-        Format::Luma8 => {
-            for (word, chunk) in mask.iter_mut().zip(row[..w].chunks(64)) {
-                let mut m = 0u64;
-                for (i, &v) in chunk.iter().enumerate() {
-                    m |= ((v as u32 > t) as u64) << i;
-                }
-                *word = m;
-            }
-        }
+        Format::Luma8 => mask_u8(&row[..w], t, mask),
         Format::Luma16 => {
             for (word, chunk) in mask.iter_mut().zip(row[..2 * w].chunks(128)) {
                 let mut m = 0u64;
@@ -164,6 +156,48 @@ fn row_runs(
     }
     if let Some(x0) = open {
         out.push((x0, w as u32));
+    }
+}
+
+/// The foreground bits of a row of bytes (`v > t`, `t` below 256): 64 a word.
+fn mask_u8(row: &[u8], t: u32, mask: &mut [u64]) {
+    let whole = row.len() / 64;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SSE2 (every x86_64): bytes above t as the sign-flipped signed comparison, 16 a
+        // movemask.
+        let bias = (t as u8 ^ 0x80) as i8;
+        for (k, word) in mask[..whole].iter_mut().enumerate() {
+            let mut m = 0u64;
+            for q in 0..4 {
+                let at = 64 * k + 16 * q;
+                // SAFETY: at + 16 <= 64 * whole <= row.len(); unaligned loads; SSE2 is part of
+                // x86_64.
+                let bits = unsafe {
+                    let v = _mm_loadu_si128(row.as_ptr().add(at) as *const __m128i);
+                    let v = _mm_xor_si128(v, _mm_set1_epi8(-128));
+                    _mm_movemask_epi8(_mm_cmpgt_epi8(v, _mm_set1_epi8(bias))) as u16
+                };
+                m |= (bits as u64) << (16 * q);
+            }
+            *word = m;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (word, chunk) in mask[..whole].iter_mut().zip(row.chunks_exact(64)) {
+        let mut m = 0u64;
+        for (i, &v) in chunk.iter().enumerate() {
+            m |= ((v as u32 > t) as u64) << i;
+        }
+        *word = m;
+    }
+    if whole < mask.len() {
+        let mut m = 0u64;
+        for (i, &v) in row[64 * whole..].iter().enumerate() {
+            m |= ((v as u32 > t) as u64) << i;
+        }
+        mask[whole] = m;
     }
 }
 
