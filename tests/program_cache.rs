@@ -238,6 +238,36 @@ fn after_warm_up_no_call_makes_a_program_ready() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// After `warm_up` and `warm_up_formats` with every format and the blur radii a caller will use,
+/// no operation on any format builds or loads a program, and every answer is the CPU's.
+#[test]
+fn after_warm_up_formats_no_call_makes_a_program_ready() {
+    use clpix::Format::*;
+    let dir = fresh_dir("warm-formats");
+    let img = make_image(300, 70, 8, Content::Random, 6);
+    let cpu = Engine::cpu();
+    let expected = every_format_op(&cpu, &img);
+    let formats = [Luma8, Luma16, LumaF32, Rgb8, Rgba8, Rgba16, RgbaF32];
+    assert!(cpu.warm_up_formats(&formats, &[2]).unwrap().is_empty());
+    let mut all = engines_with(&dir, ProgramCache::All);
+    all.extend(opencl_engines());
+    for e in &all {
+        e.warm_up(&[2, 9]).unwrap();
+        e.warm_up_formats(&formats, &[2, 9]).unwrap();
+        let before = e.programs().len();
+        assert_eq!(every_format_op(e, &img), expected, "{}", e.backend());
+        let after = e.programs();
+        assert_eq!(
+            after.len(),
+            before,
+            "{}: made ready after warm_up_formats: {:?}",
+            e.backend(),
+            &after[before..]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The GPU blur at a radius runs the generic passes until its `specialise_after`-th call (2 by
 /// default), which starts the radius-built programs' builds in the background; after
 /// `wait_for_builds` they are ready and the next call takes them; every call gives the CPU's

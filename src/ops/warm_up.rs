@@ -84,6 +84,91 @@ impl Engine {
         Ok(all.split_off(before.min(all.len())))
     }
 
+    /// Makes ready the programs of every operation on images of `formats` (each format other
+    /// than RGBA8 is a build of its own, made on its first call) and their blurs at each radius
+    /// in `blur_radii`, by running each once on a small image of the format: a service that
+    /// takes mono16 frames, say, calls it at start beside [`warm_up`](Self::warm_up), so that no
+    /// later call waits for a compiler. Returns what this call made ready; nothing on the CPU
+    /// engine.
+    ///
+    /// ```
+    /// use clpix::Format;
+    /// let engine = clpix::Engine::new()?;
+    /// let made = engine.warm_up_formats(&[Format::Luma16, Format::Luma8], &[2])?;
+    /// println!("{} programs made ready", made.len());
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn warm_up_formats(
+        &self,
+        formats: &[crate::spec::Format],
+        blur_radii: &[u32],
+    ) -> Result<Vec<ProgramRecord>> {
+        use crate::ops::histogram::bins::{Bins, Of};
+        if self.device().is_none() {
+            return Ok(Vec::new());
+        }
+        let before = self.programs().len();
+        let (w, h) = (160u32, 96u32);
+        for &format in formats {
+            // RGBA8's own programs are warm_up's; its histograms with bins per call and its
+            // blobs take the programs of every format.
+            let rgba8 = format == crate::spec::Format::Rgba8;
+            let bpp = format.bytes_per_pixel();
+            // Values of every size, with ties, in words (aligned for every channel type); f32
+            // formats get small finite numbers.
+            let mut words: Vec<u32> = (0..(w * h) as usize * bpp / 4)
+                .map(|i| (i as u32).wrapping_mul(2_654_435_761) >> 7)
+                .collect();
+            if format.is_float() {
+                for v in &mut words {
+                    *v = ((*v % 1000) as f32 / 7.0).to_bits();
+                }
+            }
+            let raw = crate::image::RawView {
+                data: bytemuck::cast_slice(&words),
+                width: w,
+                height: h,
+                stride: w as usize * bpp,
+                format,
+            };
+            let half = format.max_key().map_or(0x8000_0000 | 1_000, |m| m / 2);
+            // Bins of 2^k values (a shift), of other widths (a table of bounds), and more bins
+            // than local memory holds.
+            for bins in [
+                Bins::new(64, 0.0, 255.0)?,
+                Bins::new(37, 3.0, 60_000.0)?,
+                Bins::new(65_536, 0.0, 65_535.0)?,
+            ] {
+                self.raw_histogram(raw, Of::Channels, bins)?;
+                self.raw_histogram(raw, Of::Key, bins)?;
+            }
+            if format.max_key().is_some() {
+                let opts = crate::ops::blobs::BlobOptions::new();
+                self.raw_blobs(raw, half, &opts)?;
+            }
+            if rgba8 {
+                continue;
+            }
+            self.typed_extreme(raw, Extreme::Brightest)?;
+            self.typed_extreme(raw, Extreme::Darkest)?;
+            self.typed_stats(raw)?;
+            self.raw_compact(raw, Some(half), 0, true)?;
+            self.raw_extremes(raw, Extreme::Darkest, 4, 8.0)?;
+            let mut out = vec![0u32; words.len()];
+            for &radius in blur_radii {
+                let blur = GaussianBlur::new(radius).border(Border::Reflect);
+                match self.blur_raw_into(raw, &blur, bytemuck::cast_slice_mut(&mut out)) {
+                    // A device that flushes denormals refuses f32 blurs (answered on the CPU).
+                    Err(crate::error::Error::DeviceLimit { .. }) if format.is_float() => {}
+                    other => other?,
+                }
+            }
+        }
+        self.wait_for_builds();
+        let mut all = self.programs();
+        Ok(all.split_off(before.min(all.len())))
+    }
+
     /// Calls at a blur radius before its radius-built programs start building.
     fn tuning_specialise_after(&self) -> u32 {
         match &self.backend {

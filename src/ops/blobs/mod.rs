@@ -438,7 +438,7 @@ impl Engine {
         self.raw_blobs(raw, t, options)
     }
 
-    fn raw_blobs(&self, view: RawView<'_>, t: u32, opts: &BlobOptions) -> Result<Blobs> {
+    pub(crate) fn raw_blobs(&self, view: RawView<'_>, t: u32, opts: &BlobOptions) -> Result<Blobs> {
         let Some(max) = view.format.max_key() else {
             return Err(Error::invalid(
                 "image format",

@@ -17,7 +17,7 @@ pub(super) type Owned<P> = ImageBuffer<P, Vec<Subpixel<P>>>;
 impl Engine {
     /// The blur of `raw` into `out` (its channel values, rows packed, as bytes; checked by the
     /// caller and aligned for the channel type).
-    pub(super) fn blur_raw_into(
+    pub(crate) fn blur_raw_into(
         &self,
         raw: RawView<'_>,
         blur: &GaussianBlur,
