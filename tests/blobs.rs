@@ -352,3 +352,36 @@ fn centroids_of_windows() {
         Err(Error::InvalidParameter { .. })
     ));
 }
+
+/// The label image kept on the engine equals the host one, whatever the options' `labels`, an
+/// image without blobs included (all zeros); array operations take it.
+#[test]
+fn labels_kept_on_the_engine() {
+    let (w, h) = (150u32, 90u32);
+    for kind in [0u8, 2, 4] {
+        let m = mask(kind, w, h, 3, 21);
+        let data: Vec<u8> = m.iter().map(|&f| if f { 200 } else { 10 }).collect();
+        let view = ImageView::<Luma<u8>>::from_channels(&data, w, h, w as usize).unwrap();
+        let none = vec![0u8; (w * h) as usize];
+        let empty = ImageView::<Luma<u8>>::from_channels(&none, w, h, w as usize).unwrap();
+        for e in std::iter::once(&Engine::cpu()).chain(engines()) {
+            for (v, t) in [(view, 100u8), (empty, 100)] {
+                let host = e.blobs(v, t, &BlobOptions::new()).unwrap();
+                let (blobs, labels) = e
+                    .blobs_device(v, t, &BlobOptions::new().stats_only())
+                    .unwrap();
+                assert_eq!(blobs, host.blobs, "{}", e.backend());
+                assert_eq!(labels.len(), (w * h) as usize);
+                let expected = host.labels.unwrap().into_raw();
+                assert_eq!(
+                    e.download_array(&labels).unwrap(),
+                    expected,
+                    "{}",
+                    e.backend()
+                );
+                let st = e.array_stats(&labels).unwrap();
+                assert_eq!(st.max as usize, blobs.len());
+            }
+        }
+    }
+}

@@ -5,7 +5,8 @@
 //! label image where asked for.
 
 use super::kernels::*;
-use super::{Acc, Blob, BlobOptions, Connectivity, number_blobs};
+use super::{Acc, Blob, BlobOptions, Connectivity, Labels, LabelsTo, number_blobs};
+use crate::device::{ArrayStorage, DeviceArray, PooledBuffer};
 use crate::error::Result;
 use crate::image::RawView;
 use crate::opencl::{Arg, ClEngine};
@@ -61,7 +62,8 @@ pub(super) fn cl_blobs(
     view: &RawView<'_>,
     t: u32,
     opts: &BlobOptions,
-) -> Result<(Vec<Blob>, Option<Vec<u32>>)> {
+    to: LabelsTo,
+) -> Result<(Vec<Blob>, Option<Labels>)> {
     let n = view.pixel_count() as usize;
     let needed = 4 * (n as u64 + 1);
     if needed > cl.max_buffer_bytes {
@@ -75,10 +77,10 @@ pub(super) fn cl_blobs(
             let bytes = view.pixel_count() * view.format.bytes_per_pixel() as u64;
             return Err(cl.limit_error(BLOB_INIT, what, bytes, cl.max_buffer_bytes));
         }
-        found = Some(label(cl, px, view, t, opts)?);
+        found = Some(label(cl, px, view, t, opts, to)?);
         Ok(())
     })?;
-    Ok(found.unwrap_or_default())
+    found.ok_or_else(|| cl.limit_error(BLOB_INIT, "parts of the image (none)", 0, 0))
 }
 
 /// Columns of a tile of `blob_tiles` (`TILE_W` in blobs.cl).
@@ -93,7 +95,8 @@ fn label(
     view: &RawView<'_>,
     t: u32,
     opts: &BlobOptions,
-) -> Result<(Vec<Blob>, Option<Vec<u32>>)> {
+    to: LabelsTo,
+) -> Result<(Vec<Blob>, Option<Labels>)> {
     let (n, width, height) = (view.pixel_count() as usize, view.width, view.height);
     let n32 = n as u32;
     let defines = variant(view.format);
@@ -193,10 +196,67 @@ fn label(
     let mut count = [0u32];
     cl.read(&rank, n, &mut count)?;
     let m = count[0] as usize;
-    if m == 0 {
+    let (blobs, number) = if m == 0 {
+        (Vec::new(), Vec::new())
+    } else {
+        blob_stats(cl, px, view, opts, (&parent, &rank), m, &mut events)?
+    };
+    if to == LabelsTo::None {
         cl.finish(&events)?;
-        return Ok((Vec::new(), opts.labels.then(|| vec![0u32; n])));
+        return Ok((blobs, None));
     }
+    let mut number_buf = cl.buffer::<u32>(m.max(1), "the blobs' numbers")?;
+    if m > 0 {
+        cl.write(&mut number_buf, 0, &number)?;
+    }
+    events.push(launch(
+        BLOB_LABELS,
+        &[
+            Arg::buf(&parent),
+            Arg::U32(n32),
+            Arg::buf(&rank),
+            Arg::buf(&number_buf),
+            Arg::buf(&other),
+        ],
+        over_pixels,
+    )?);
+    if to == LabelsTo::Device {
+        cl.finish(&events)?;
+        let array = DeviceArray {
+            len: n,
+            storage: ArrayStorage::OpenCl(PooledBuffer {
+                owner: cl.clone(),
+                count: n + 1,
+                buf: Some(other),
+            }),
+        };
+        return Ok((blobs, Some(Labels::Device(array))));
+    }
+    let mut out = crate::cpu::alloc_zeroed::<u32>(n);
+    cl.read(&other, 0, &mut out)?;
+    cl.finish(&events)?;
+    Ok((blobs, Some(Labels::Host(out))))
+}
+
+/// The statistics of the `m` blobs (after the roots' scan: `parent` holds each pixel's root,
+/// `rank` each root's number): the blobs that pass the area rule and every blob's number.
+fn blob_stats(
+    cl: &Arc<ClEngine>,
+    px: &Buffer<u32>,
+    view: &RawView<'_>,
+    opts: &BlobOptions,
+    (parent, rank): (&Buffer<u32>, &Buffer<u32>),
+    m: usize,
+    events: &mut Vec<opencl3::event::Event>,
+) -> Result<(Vec<Blob>, Vec<u32>)> {
+    let (n, width) = (view.pixel_count() as usize, view.width);
+    let n32 = n as u32;
+    let defines = variant(view.format);
+    let wg = cl.grid.wg;
+    let ppc = chunk_bytes(view.format) / view.format.bytes_per_pixel();
+    let over_chunks = groups_for(cl, n.div_ceil(ppc)) * wg;
+    let launch =
+        |kernel, args: &[Arg], global| cl.launch_variant(kernel, defines, args, global, wg);
     let stats_bytes = (4 * STATS_WORDS * m) as u64;
     if stats_bytes > cl.max_buffer_bytes {
         // More blobs than a buffer holds rows for: the CPU answers (as for any device limit).
@@ -216,8 +276,8 @@ fn label(
             Arg::U32(n32),
             Arg::U32(width),
             Arg::U32(opts.background),
-            Arg::buf(&parent),
-            Arg::buf(&rank),
+            Arg::buf(parent),
+            Arg::buf(rank),
             Arg::buf(&stats),
             Arg::Local(4 * SLOTS),
             Arg::Local(4 * SLOTS * STATS_WORDS),
@@ -229,8 +289,8 @@ fn label(
         &[
             Arg::buf(px),
             Arg::U32(n32),
-            Arg::buf(&parent),
-            Arg::buf(&rank),
+            Arg::buf(parent),
+            Arg::buf(rank),
             Arg::buf(&stats),
             Arg::Local(4 * SLOTS),
             Arg::Local(4 * SLOTS),
@@ -243,27 +303,5 @@ fn label(
         .chunks_exact(STATS_WORDS)
         .map(|s| acc_of(s, width))
         .collect();
-    let (blobs, number) = number_blobs(&accs, opts);
-    let labels = if opts.labels {
-        let mut number_buf = cl.buffer::<u32>(m, "the blobs' numbers")?;
-        cl.write(&mut number_buf, 0, &number)?;
-        events.push(launch(
-            BLOB_LABELS,
-            &[
-                Arg::buf(&parent),
-                Arg::U32(n32),
-                Arg::buf(&rank),
-                Arg::buf(&number_buf),
-                Arg::buf(&other),
-            ],
-            over_pixels,
-        )?);
-        let mut out = crate::cpu::alloc_zeroed::<u32>(n);
-        cl.read(&other, 0, &mut out)?;
-        Some(out)
-    } else {
-        None
-    };
-    cl.finish(&events)?;
-    Ok((blobs, labels))
+    Ok(number_blobs(&accs, opts))
 }

@@ -301,11 +301,12 @@ fn label_strip(view: &RawView<'_>, t: u32, opts: &BlobOptions, first_row: u32, r
     Strip { accs, ..strip }
 }
 
-/// The blobs of `view` (integer keys above `t`), and their label image when `opts.labels`.
+/// The blobs of `view` (integer keys above `t`), and their label image when `labels`.
 pub(super) fn cpu_blobs(
     view: &RawView<'_>,
     t: u32,
     opts: &BlobOptions,
+    labels: bool,
 ) -> (Vec<Blob>, Option<Vec<u32>>) {
     let (w, h) = (view.width, view.height);
     let strips_wanted = (rayon::current_num_threads() * 4).max(1) as u32;
@@ -367,7 +368,7 @@ pub(super) fn cpu_blobs(
             number[g] = number[root];
         }
     }
-    let labels = opts.labels.then(|| {
+    let labels = labels.then(|| {
         let mut out = crate::cpu::alloc_zeroed::<u32>(w as usize * h as usize);
         let mut rest: &mut [u32] = &mut out;
         let mut pieces = Vec::with_capacity(strips.len());

@@ -438,7 +438,79 @@ impl Engine {
         self.raw_blobs(raw, t, options)
     }
 
+    /// [`blobs`](Self::blobs) with the label image kept on the engine: a
+    /// [`DeviceArray`](crate::DeviceArray) of `width × height` labels in row order (host
+    /// memory on the CPU engine), for array operations or
+    /// [`download_array`](Self::download_array); the options' `labels` is not read.
+    ///
+    /// ```
+    /// let img = image::GrayImage::from_fn(5, 2, |x, _| image::Luma([(x % 2 * 200) as u8]));
+    /// let engine = clpix::Engine::new()?;
+    /// let (blobs, labels) = engine.blobs_device(&img, 100, &clpix::BlobOptions::new())?;
+    /// assert_eq!(blobs.len(), 2);
+    /// assert_eq!(engine.array_stats(&labels)?.max, 2);
+    /// assert_eq!(engine.download_array(&labels)?, [0, 1, 0, 2, 0, 0, 1, 0, 2, 0]);
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn blobs_device<'a, I: IntoImage<'a>>(
+        &self,
+        img: I,
+        threshold: <I::Pixel as Pixel>::Key,
+        options: &BlobOptions,
+    ) -> Result<(Vec<Blob>, crate::device::DeviceArray<u32>)> {
+        let host;
+        let raw = match img.into_any().0 {
+            Any::Typed(raw) => raw,
+            Any::Rgba8(input) => {
+                host = HostPixels::of(input)?;
+                let v: ImageView<'_> = host.view();
+                v.raw()
+            }
+        };
+        let t = <I::Pixel as Pixel>::key_order(threshold).unwrap_or(u32::MAX);
+        let (blobs, labels) = self.blob_parts(raw, t, options, LabelsTo::Device)?;
+        let array = match labels {
+            Some(Labels::Device(a)) => a,
+            Some(Labels::Host(v)) => crate::device::DeviceArray {
+                len: v.len(),
+                storage: crate::device::ArrayStorage::Host(v),
+            },
+            None => crate::device::DeviceArray {
+                len: 0,
+                storage: crate::device::ArrayStorage::Host(Vec::new()),
+            },
+        };
+        Ok((blobs, array))
+    }
+
     pub(crate) fn raw_blobs(&self, view: RawView<'_>, t: u32, opts: &BlobOptions) -> Result<Blobs> {
+        let to = if opts.labels {
+            LabelsTo::Host
+        } else {
+            LabelsTo::None
+        };
+        let (blobs, labels) = self.blob_parts(view, t, opts, to)?;
+        let labels = match labels {
+            Some(Labels::Host(l)) => Some(LabelImage::from_raw(view.width, view.height, l).ok_or(
+                Error::ImageTooLarge {
+                    width: view.width as u64,
+                    height: view.height as u64,
+                    reason: "the label image does not match its size",
+                },
+            )?),
+            _ => None,
+        };
+        Ok(Blobs { blobs, labels })
+    }
+
+    /// The checks, then the blobs of `view` and their labels where `to` says.
+    fn blob_parts(
+        &self,
+        view: RawView<'_>,
+        t: u32,
+        opts: &BlobOptions,
+        to: LabelsTo,
+    ) -> Result<(Vec<Blob>, Option<Labels>)> {
         let Some(max) = view.format.max_key() else {
             return Err(Error::invalid(
                 "image format",
@@ -470,31 +542,35 @@ impl Engine {
         }
         check_pixel_count(view.width, view.height)?;
         if view.pixel_count() == 0 {
-            return Ok(Blobs {
-                blobs: Vec::new(),
-                labels: opts
-                    .labels
-                    .then(|| LabelImage::new(view.width, view.height)),
-            });
+            return Ok((
+                Vec::new(),
+                (to != LabelsTo::None).then(|| Labels::Host(Vec::new())),
+            ));
         }
-        let (blobs, labels) = self.dispatch(
+        self.dispatch(
             family(view.format),
             &(view.format, t, *opts),
             "blobs",
             view.pixel_count(),
-            || Ok(cpu::cpu_blobs(&view, t, opts)),
-            |cl| cl::cl_blobs(cl, &view, t, opts),
-        )?;
-        let labels = match labels {
-            Some(l) => Some(LabelImage::from_raw(view.width, view.height, l).ok_or(
-                Error::ImageTooLarge {
-                    width: view.width as u64,
-                    height: view.height as u64,
-                    reason: "the label image does not match its size",
-                },
-            )?),
-            None => None,
-        };
-        Ok(Blobs { blobs, labels })
+            || {
+                let (blobs, labels) = cpu::cpu_blobs(&view, t, opts, to != LabelsTo::None);
+                Ok((blobs, labels.map(Labels::Host)))
+            },
+            |cl| cl::cl_blobs(cl, &view, t, opts, to),
+        )
     }
+}
+
+/// Where the label image goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LabelsTo {
+    None,
+    Host,
+    Device,
+}
+
+/// A label image made: on the host, or kept on the engine.
+enum Labels {
+    Host(Vec<u32>),
+    Device(crate::device::DeviceArray<u32>),
 }
