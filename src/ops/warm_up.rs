@@ -143,8 +143,9 @@ impl Engine {
                 self.raw_histogram(raw, Of::Key, bins)?;
             }
             if format.max_key().is_some() {
+                // Above 0: blobs in any of these images, so that their statistics' kernels run.
                 let opts = crate::ops::blobs::BlobOptions::new();
-                self.raw_blobs(raw, half, &opts)?;
+                self.raw_blobs(raw, 0, &opts)?;
             }
             if rgba8 {
                 continue;
