@@ -17,7 +17,7 @@ mod cpu;
 pub use centroid::Centroid;
 pub(crate) mod kernels;
 
-crate::ops::format_families!(fn family, "blobs", kernels::PROGRAM, probe);
+crate::ops::common::format_families!(fn family, "blobs", kernels::PROGRAM, probe);
 
 /// The known-answer probe: the probe image of the call's format above half its largest key,
 /// both connectivities with the labels, against the CPU.

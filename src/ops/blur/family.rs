@@ -57,7 +57,7 @@ fn probe_f32(e: &Engine, _: &'static str, call: &dyn std::any::Any) -> Result<Op
     )
 }
 
-crate::ops::format_families!(pub(super) fn typed_family, "blur_typed", super::kernels::TYPED_PROGRAM, probe_typed);
+crate::ops::common::format_families!(pub(super) fn typed_family, "blur_typed", super::kernels::TYPED_PROGRAM, probe_typed);
 
 /// The blur of `view` by `e` as channel values, every NaN made one NaN (a NaN's sign and
 /// payload are the hardware's, docs/SPEC.md).

@@ -470,7 +470,7 @@ impl Engine {
 mod cl;
 mod family;
 pub(crate) mod kernels;
-use crate::ops::same_type;
+use crate::ops::common::same_type;
 use family::F32_FAMILY;
 use family::FAMILY;
 use formats::{Owned, Subpixel};

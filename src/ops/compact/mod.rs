@@ -66,7 +66,7 @@ use crate::error::{Error, Result};
 use crate::image::{ImageView, check_pixel_count};
 use crate::opencl::{Arg, ClEngine, Scratch, ScratchKind, WordFormat};
 use crate::opencl::{Defines, Kernel, radix_local_bytes, u32_arg};
-use crate::ops::same_type;
+use crate::ops::common::same_type;
 use crate::ops::scan::kernels::SCAN_GROUPS;
 use crate::ops::scan::{cl_scan, groups_for, grow};
 use crate::spec::Pixel;

@@ -15,7 +15,7 @@ use crate::spec::{Format, RawHit};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-crate::ops::format_families!(pub(super) fn family, "compact_typed", TYPED_PROGRAM, probe);
+crate::ops::common::format_families!(pub(super) fn family, "compact_typed", TYPED_PROGRAM, probe);
 
 fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
     let Some(&(format, t, flip)) = call.downcast_ref::<(Format, u32, u32)>() else {

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::ops::probe::{compare, probe_raw, unknown};
 use crate::spec::{Extreme, Format};
 
-crate::ops::format_families!(pub(super) fn family, "reduce", PROGRAM, probe);
+crate::ops::common::format_families!(pub(super) fn family, "reduce", PROGRAM, probe);
 
 fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
     let Some(&format) = call.downcast_ref::<Format>() else {

@@ -26,7 +26,7 @@ use crate::engine::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use crate::opencl::{Arg, ScratchKind};
-use crate::ops::same_type;
+use crate::ops::common::same_type;
 use crate::spec::luma_u32;
 use crate::spec::{Pixel, PixelHit, RawHit};
 use std::collections::HashMap;
