@@ -6,9 +6,9 @@ place. The Gaussian blur, the brightest and darkest pixel, the k brightest and d
 (:func:`extremes`), the statistics, the histograms with bins per call (:func:`histogram`,
 :func:`histogram_keys`), :func:`compact` and :func:`compacted_image` take every pixel format:
 ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)`` (RGB,
-``uint8`` only) or ``(H, W, 4)`` (RGBA); :func:`blobs` (connected components) the
-integer-key ones (``uint8`` and ``uint16``). Every backend gives the same results, bit for
-bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
+``uint8`` only) or ``(H, W, 4)`` (RGBA); :func:`blobs` (connected components) and
+:func:`centroids` the integer-key ones (``uint8`` and ``uint16``). Every backend gives the
+same results, bit for bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
 
 >>> import numpy as np, clpix
 >>> engine = clpix.Engine()            # the best GPU, else the CPU (rayon)
@@ -24,12 +24,16 @@ engine a process made on first use. ``clpix.dask`` runs the same operations on D
 from __future__ import annotations
 
 import threading
-from typing import Optional, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Tuple, Union
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
 from ._clpix import (
     BLOB_DTYPE,
+    CENTROID_DTYPE,
     HIT_DTYPE,
     MAX_BINS,
     MAX_LUMINANCE,
@@ -50,6 +54,7 @@ _time_rust = _clpix._time_rust  # for bench/bench.py, not part of the API
 
 __all__ = [
     "BLOB_DTYPE",
+    "CENTROID_DTYPE",
     "HIT_DTYPE",
     "MAX_BINS",
     "MAX_LUMINANCE",
@@ -62,6 +67,7 @@ __all__ = [
     "Hit",
     "LuminanceStats",
     "blobs",
+    "centroids",
     "compact",
     "compacted_image",
     "default_engine",
@@ -193,3 +199,18 @@ def blobs(
     return default_engine().blobs(
         img, threshold, connectivity, min_area, max_area, background, labels
     )
+
+
+def centroids(
+    img: np.ndarray,
+    points: npt.ArrayLike,
+    radius: int,
+    background: int = 0,
+) -> np.ndarray:
+    """The intensity-weighted centroid of the ``(2 radius + 1)²`` window around each of
+    ``points`` (clipped to the image) in an image of an integer-key format (as :func:`blobs`
+    takes), each pixel weighing ``max(key − background, 0)``, on the default engine (see
+    ``Engine.centroids``): a structured array of :data:`CENTROID_DTYPE` (``x``, ``y``,
+    ``weight_sum``), one record a point. ``points``: an ``(N, 2)`` integer array-like of
+    ``(x, y)``, or records with fields ``x`` and ``y`` (what :func:`extremes` gives)."""
+    return default_engine().centroids(img, points, radius, background)

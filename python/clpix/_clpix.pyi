@@ -27,6 +27,10 @@ key's dtype: uint8 for mono8; uint16 for mono16, RGB8 (the luminance, 0..=1023) 
 float32 for the float32 formats, −0 given as +0) and ``value`` (the pixel's channels, in the
 image's dtype: of shape ``()`` for mono, ``(3,)`` or ``(4,)`` for colour)."""
 
+Centroids = np.ndarray
+"""The records of :meth:`Engine.centroids`: a 1-D structured array of :data:`CENTROID_DTYPE`,
+one record a point, in the points' order."""
+
 BlobStats = np.ndarray
 """The statistics of :meth:`Engine.blobs`: a 1-D structured array of :data:`BLOB_DTYPE`, one
 record a blob, in label order."""
@@ -40,6 +44,10 @@ column of the blob's first pixel in scan order, in row ``min_y``), ``key_sum`` (
 ``weight_sum`` (u8: Σ (key − background)), ``centroid_x``, ``centroid_y`` (f8: the
 weighted centroid, pixel centres at integer coordinates), ``peak_x``, ``peak_y``, ``peak_key``
 (u4: the greatest key, the first in scan order among equals)."""
+CENTROID_DTYPE: Final[np.dtype]
+"""The records of :meth:`Engine.centroids` (packed, native byte order): ``x``, ``y`` (f8: the
+weighted centre, pixel centres at integer coordinates) and ``weight_sum`` (u8: Σ max(key −
+background, 0) over the window)."""
 _BLOB_EXACT_DTYPE: Final[np.dtype]
 """:data:`BLOB_DTYPE` and ``wx_q``, ``wx_r``, ``wy_q``, ``wy_r`` (u8): ``Σ w·x = wx_q · Σ w +
 wx_r`` with ``wx_r < Σ w``, the same in y (for ``clpix.dask``)."""
@@ -182,8 +190,8 @@ class Engine:
     array, or one with padded rows (pixels contiguous within a row), is read in place; other
     layouts are copied first. :meth:`gaussian_blur`, :meth:`extreme`,
     :meth:`luminance_stats`, :meth:`histogram`, :meth:`histogram_keys` and :meth:`compact`
-    take every format (:data:`AnyImage`), read in place likewise; :meth:`blobs` the integer-key
-    ones. The GIL is released while clpix
+    take every format (:data:`AnyImage`), read in place likewise; :meth:`blobs` and
+    :meth:`centroids` the integer-key ones. The GIL is released while clpix
     works, so threads run in parallel; an engine may be shared between threads.
     Luminance is ``(1023 * (21 r + 72 g + 7 b)) // 25500`` (0..=1023); ties go to the smallest
     scan index ``y * W + x``.
@@ -365,6 +373,25 @@ class Engine:
     ) -> Tuple[npt.NDArray[np.uint32], np.ndarray]:
         """:meth:`blobs` of every area with the label image, the statistics of
         :data:`_BLOB_EXACT_DTYPE` (for ``clpix.dask``)."""
+    def centroids(
+        self,
+        img: Union[ImageU8, ImageU16],
+        points: npt.ArrayLike,
+        radius: int,
+        background: int = 0,
+    ) -> Centroids:
+        """The intensity-weighted centroid of the ``(2 radius + 1)²`` window around each of
+        ``points`` (clipped to the image) in an image of an integer-key format (as
+        :meth:`blobs` takes: uint8 of shape ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)``, uint16
+        of shape ``(H, W)`` or ``(H, W, 4)``, any strides), each pixel weighing ``max(key −
+        background, 0)`` (the key as :class:`FormatHit`'s): exact integer sums, ``x̄ = q + r /
+        Σw`` with ``q, r = divmod(Σ w·x, Σ w)`` in float64, as :meth:`blobs`' centroids; where
+        every weight is 0 the centre is the point itself and ``weight_sum`` 0. ``points``: an
+        ``(N, 2)`` integer array-like of ``(x, y)``, or a 1-D structured array with integer
+        fields ``x`` and ``y`` (the records of :meth:`extremes` or :meth:`compact`). Computed
+        on the host. Returns :data:`Centroids`. TypeError for another image dtype (float32
+        too) or a non-integer ``points``; ValueError for another shape, a point outside the
+        image, a negative ``radius`` or ``background``."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

@@ -78,6 +78,20 @@ pub(crate) fn blob_dtype(py: Python<'_>, exact: bool) -> PyResult<&Bound<'_, PyA
     Ok(dtype.bind(py))
 }
 
+/// An image of an integer-key format (what blobs and centroids take): a `TypeError` for
+/// another dtype (float32 too) or object, a `ValueError` for another shape, each naming what is
+/// accepted (`op` names the operation).
+pub(crate) fn integer_image<'py>(img: &Bound<'py, PyAny>, op: &str) -> PyResult<AnyImage<'py>> {
+    let image = any_image_accepting(img, ACCEPTED)?;
+    if matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_)) {
+        return Err(type_error(format!(
+            "{op} take the integer-key formats: expected an image of {ACCEPTED}; got dtype \
+             float32 ({op} of float images are not built yet; scale them to uint16)"
+        )));
+    }
+    Ok(image)
+}
+
 /// The arguments of `Engine.blobs`, before they are checked.
 pub(crate) struct BlobArgs<'a, 'py> {
     pub(crate) threshold: &'a Bound<'py, PyAny>,
@@ -132,13 +146,7 @@ pub(crate) fn blobs<'py>(
     args: BlobArgs<'_, 'py>,
     exact: bool,
 ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyAny>)> {
-    let image = any_image_accepting(img, ACCEPTED)?;
-    if matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_)) {
-        return Err(type_error(format!(
-            "blobs take the integer-key formats: expected an image of {ACCEPTED}; got dtype \
-             float32 (blobs of float images are not built yet; scale them to uint16)"
-        )));
-    }
+    let image = integer_image(img, "blobs")?;
     let options = args.options()?;
     let threshold = Threshold::of(&image, args.threshold)?;
     let shape = image.shape();

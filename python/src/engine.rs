@@ -417,6 +417,24 @@ impl PyEngine {
         crate::blobs::blobs(py, &self.engine, img, args, true)
     }
 
+    /// The intensity-weighted centroid of the `(2 radius + 1)²` window around each of `points`
+    /// (clipped to the image) in an image of an integer-key format (as `blobs` takes), each
+    /// pixel weighing `max(key − background, 0)`, from exact integer sums: a structured array
+    /// of `CENTROID_DTYPE` (x, y, weight_sum), one record a point, in order; where every
+    /// weight is 0 the centre is the point itself. `points`: an `(N, 2)` integer array-like of
+    /// `(x, y)`, or records with fields `x` and `y` (as `extremes` gives).
+    #[pyo3(signature = (img, points, radius, background = 0))]
+    fn centroids<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        points: &Bound<'py, PyAny>,
+        radius: i64,
+        background: i128,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::centroids::centroids(py, &self.engine, img, points, radius, background)
+    }
+
     /// Separable Gaussian blur of an image of any format (uint8, uint16 or float32, shaped
     /// `(H, W)`, `(H, W, 3)` (uint8) or `(H, W, 4)`), each channel alone: 8-bit channels in
     /// fixed point, 16-bit ones with 24-bit weights, float32 with one fused multiply-add a tap;

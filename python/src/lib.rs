@@ -4,6 +4,7 @@
 
 mod blobs;
 mod blur;
+mod centroids;
 mod compact;
 mod convert;
 mod engine;
@@ -31,6 +32,7 @@ fn _clpix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ClpixError", py.get_type::<errors::ClpixError>())?;
     m.add("HIT_DTYPE", convert::hit_dtype(py)?)?;
     m.add("BLOB_DTYPE", blobs::blob_dtype(py, false)?)?;
+    m.add("CENTROID_DTYPE", centroids::centroid_dtype(py)?)?;
     m.add("_BLOB_EXACT_DTYPE", blobs::blob_dtype(py, true)?)?;
     m.add("MAX_BINS", clpix::MAX_BINS)?;
     m.add("MAX_LUMINANCE", clpix::MAX_LUMINANCE)?;
