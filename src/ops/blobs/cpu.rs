@@ -252,19 +252,8 @@ fn label_strip(view: &RawView<'_>, t: u32, opts: &BlobOptions, first_row: u32, r
         if y > first_row {
             let prev = row_start[row_start.len() - 2] as usize;
             let (before, now) = runs.split_at(start);
-            // The pairs come run by run of this row: a run's first pair points it (still its
-            // own root) at the upper run's root; its later pairs join that root with theirs.
-            let (mut run, mut root) = (usize::MAX, 0u32);
             touching(&before[prev..], now, slack, |i, j| {
-                let r = find(&mut parent, (prev + i) as u32);
-                if j != run {
-                    (run, root) = (j, r);
-                    parent[start + j] = r;
-                } else if r != root {
-                    let (lo, hi) = if r < root { (r, root) } else { (root, r) };
-                    parent[hi as usize] = lo;
-                    root = lo;
-                }
+                union(&mut parent, (prev + i) as u32, (start + j) as u32)
             });
         }
     }
