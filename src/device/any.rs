@@ -42,6 +42,33 @@ pub(crate) enum Any<'a> {
     Typed(RawView<'a>),
 }
 
+/// An image of any format as host pixels: a view of the caller's, or an RGBA8 image an engine
+/// held, read back.
+pub(crate) enum HostAny<'a> {
+    Typed(RawView<'a>),
+    Rgba8(super::HostPixels<'a>),
+}
+
+impl<'a> Any<'a> {
+    /// The image's pixels on the host (an RGBA8 device image read back).
+    pub(crate) fn into_host(self) -> crate::error::Result<HostAny<'a>> {
+        Ok(match self {
+            Any::Typed(raw) => HostAny::Typed(raw),
+            Any::Rgba8(input) => HostAny::Rgba8(super::HostPixels::of(input)?),
+        })
+    }
+}
+
+impl HostAny<'_> {
+    /// The pixels as bytes and a format.
+    pub(crate) fn raw(&self) -> RawView<'_> {
+        match self {
+            HostAny::Typed(raw) => *raw,
+            HostAny::Rgba8(host) => host.view().raw(),
+        }
+    }
+}
+
 fn of_view<'a, P: Pixel>(v: &ImageView<'a, P>) -> AnyImage<'a> {
     let raw = v.raw();
     AnyImage(match P::FORMAT {

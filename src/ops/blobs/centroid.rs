@@ -2,10 +2,10 @@
 //! centroid of a square window around each, by the blobs' exact-sums rule.
 
 use super::ratio;
-use crate::device::{Any, HostPixels, IntoImage};
+use crate::device::IntoImage;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::image::{ImageView, RawView};
+use crate::image::RawView;
 
 /// The intensity-weighted centre of a window (see [`Engine::centroids`]).
 ///
@@ -49,15 +49,8 @@ impl Engine {
         radius: u32,
         background: u32,
     ) -> Result<Vec<Centroid>> {
-        let host;
-        let raw = match img.into_any().0 {
-            Any::Typed(raw) => raw,
-            Any::Rgba8(input) => {
-                host = HostPixels::of(input)?;
-                let v: ImageView<'_> = host.view();
-                v.raw()
-            }
-        };
+        let host = img.into_any().0.into_host()?;
+        let raw = host.raw();
         window_centroids(&raw, at, radius, background)
     }
 }

@@ -5,10 +5,10 @@
 //! The CPU path (`cpu.rs`) labels strips of rows in parallel by union-find over runs and joins
 //! them at their seams.
 
-use crate::device::{Any, HostPixels, IntoImage};
+use crate::device::IntoImage;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::image::{ImageView, RawView, check_pixel_count};
+use crate::image::{RawView, check_pixel_count};
 use crate::spec::{Format, Pixel};
 
 mod centroid;
@@ -425,15 +425,8 @@ impl Engine {
         threshold: <I::Pixel as Pixel>::Key,
         options: &BlobOptions,
     ) -> Result<Blobs> {
-        let host;
-        let raw = match img.into_any().0 {
-            Any::Typed(raw) => raw,
-            Any::Rgba8(input) => {
-                host = HostPixels::of(input)?;
-                let v: ImageView<'_> = host.view();
-                v.raw()
-            }
-        };
+        let host = img.into_any().0.into_host()?;
+        let raw = host.raw();
         let t = <I::Pixel as Pixel>::key_order(threshold).unwrap_or(u32::MAX);
         self.raw_blobs(raw, t, options)
     }
@@ -458,15 +451,8 @@ impl Engine {
         threshold: <I::Pixel as Pixel>::Key,
         options: &BlobOptions,
     ) -> Result<(Vec<Blob>, crate::device::DeviceArray<u32>)> {
-        let host;
-        let raw = match img.into_any().0 {
-            Any::Typed(raw) => raw,
-            Any::Rgba8(input) => {
-                host = HostPixels::of(input)?;
-                let v: ImageView<'_> = host.view();
-                v.raw()
-            }
-        };
+        let host = img.into_any().0.into_host()?;
+        let raw = host.raw();
         let t = <I::Pixel as Pixel>::key_order(threshold).unwrap_or(u32::MAX);
         let (blobs, labels) = self.blob_parts(raw, t, options, LabelsTo::Device)?;
         let array = match labels {

@@ -4,10 +4,10 @@
 
 use super::bins::{Bins, Of};
 use super::kernels::TYPED_HIST;
-use crate::device::{Any, HostPixels, IntoImage};
+use crate::device::{Any, IntoImage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::image::{ImageView, RawView, check_pixel_count};
+use crate::image::{RawView, check_pixel_count};
 use crate::opencl::{Arg, ClEngine, ScratchKind};
 use crate::ops::reduce::typed::variant;
 use crate::spec::{Format, rgba_f32_key};
@@ -383,16 +383,7 @@ impl Engine {
     }
 
     fn typed_histogram(&self, img: Any<'_>, of: Of, bins: Bins) -> Result<Vec<u32>> {
-        let host;
-        let view = match img {
-            Any::Typed(v) => v,
-            Any::Rgba8(input) => {
-                host = HostPixels::of(input)?;
-                let v: ImageView<'_> = host.view();
-                v.raw()
-            }
-        };
-        self.raw_histogram(view, of, bins)
+        self.raw_histogram(img.into_host()?.raw(), of, bins)
     }
 
     /// The histograms of a raw view (`outputs × bins` counters).
