@@ -110,6 +110,13 @@ fn every_operation_and_variant_on_small_inputs() {
             assert_eq!(every_format_op(e, img), expected, "{} {img:?}", e.backend());
         }
     }
+    // The same on images the engines hold (their parts read in place, the kept pixels' values
+    // gathered on the device).
+    let expected = every_format_op(&cpu, &images[0]);
+    for e in &defaults {
+        let got = every_format_op_held(e, &images[0]);
+        assert_eq!(got, expected, "held, {}", e.backend());
+    }
 
     let img = &images[0];
     let strip = make_image(70, 40, 4, Content::FewLevels, 4);

@@ -95,3 +95,15 @@ __kernel void typed_keep(__global const uint* px, uint n, uint t, uint flip,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
+
+/* The bytes of the pixels at idx[0..m) of this buffer, one pixel after another: the kept
+ * pixels' values of an image an engine holds, gathered where they are (one pixel a
+ * work-item). */
+#define GATHER_BPP (CW * 4u / PPC)
+__kernel void typed_gather(__global const uchar* px, __global const uint* idx, uint m,
+                           __global uchar* out) {
+    uint i = get_global_id(0);
+    if (i >= m) return;
+    ulong from = (ulong)idx[i] * GATHER_BPP, to = (ulong)i * GATHER_BPP;
+    for (uint b = 0; b < GATHER_BPP; ++b) out[to + b] = px[from + b];
+}

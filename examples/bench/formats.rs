@@ -255,3 +255,56 @@ pub(super) fn format_compact_rows(engines: &[Engine], size: u32, reps: usize) ->
 pub(super) fn format_blur_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
     blur_rows(engines, size, reps)
 }
+
+/// The same calls on a mono16 frame from the host, from page-locked memory
+/// (`PinnedImage<Luma<u16>>`) and held by the engine (`DeviceImage<Luma<u16>>`), end to end
+/// (`--ops format_held`): what an image kept on the device saves.
+pub(super) fn format_held_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<String> {
+    let data = frame::<Luma<u16>>(size, 0x7f4a_7c15);
+    let mut lines = Vec::new();
+    let Ok(view) = ImageView::<Luma<u16>>::from_channels(&data, size, size, size as usize * 2)
+    else {
+        return lines;
+    };
+    let bins = clpix::Bins::new(4096, 0.0, 65_535.0);
+    let blur = clpix::GaussianBlur::new(8);
+    let blobs = clpix::BlobOptions::new().stats_only();
+    for e in engines {
+        let (Ok(held), Ok(mut pinned)) = (e.upload(view), e.pinned_image_of(size, size)) else {
+            continue;
+        };
+        if pinned.copy_from(view).is_err() {
+            continue;
+        }
+        macro_rules! three {
+            ($name:expr, |$img:ident| $call:expr) => {{
+                let name = format!("{} mono16", $name);
+                let $img = view;
+                lines.push(timed_row(e, &name, "host", reps, || $call.map(drop)));
+                let $img = &pinned;
+                lines.push(timed_row(e, &name, "pinned", reps, || $call.map(drop)));
+                let $img = &held;
+                lines.push(timed_row(e, &name, "held", reps, || $call.map(drop)));
+            }};
+        }
+        three!("brightest", |img| e.extreme(img, Extreme::Brightest));
+        three!("luminance_stats", |img| e.luminance_stats(img));
+        if let Ok(b) = bins {
+            three!("histogram_keys 4096 bins", |img| e.histogram_keys(img, b));
+        }
+        three!("compact > 64880", |img| e.compact(
+            img,
+            64_880,
+            clpix::CompactOrder::ScanOrder
+        ));
+        three!("extremes k 64 d 8", |img| e.extremes(
+            img,
+            Extreme::Brightest,
+            64,
+            8.0
+        ));
+        three!("blur w=8", |img| e.gaussian_blur(img, &blur));
+        three!("blobs > 60000 stats", |img| e.blobs(img, 60_000, &blobs));
+    }
+    lines
+}

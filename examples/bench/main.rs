@@ -72,7 +72,13 @@ pub fn op_names() -> Vec<&'static str> {
         .chain(radius_cases().iter())
         .map(|c| c.name)
         .chain(array_ops().iter().map(|o| o.name))
-        .chain(["formats", "format_blur", "format_compact", "blobs"])
+        .chain([
+            "formats",
+            "format_blur",
+            "format_compact",
+            "format_held",
+            "blobs",
+        ])
         .collect();
     names.dedup();
     names
@@ -245,6 +251,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if named("format_compact") {
         lines.extend(formats::format_compact_rows(&engines, size, reps));
+    }
+    if named("format_held") {
+        lines.extend(formats::format_held_rows(&engines, size, reps));
     }
     if named("blobs") {
         lines.extend(blobs::blob_rows(&engines, size, reps));

@@ -1,13 +1,14 @@
 //! The images the operations that take every [`Pixel`] format accept.
 
+use super::raw::{HostRaw, RawHeld, RawSource};
 use super::{DeviceImage, ImageInput};
-use crate::image::{ImageView, RawView};
+use crate::image::ImageView;
 use crate::spec::{Format, Pixel};
 use image::{ImageBuffer, Rgba};
 
 /// An image of any [`Pixel`] format that an operation accepts: `&ImageBuffer<P, Vec<_>>`,
-/// [`ImageView<P>`](ImageView) (or a reference to one), and for RGBA8 also a
-/// [`DeviceImage`], a [`PinnedImage`](super::PinnedImage) and an [`ImageInput`]. The operations that take every format (the
+/// [`ImageView<P>`](ImageView) (or a reference to one), a [`DeviceImage<P>`](DeviceImage), a
+/// [`PinnedImage<P>`](super::PinnedImage), and for RGBA8 also an [`ImageInput`]. The operations that take every format (the
 /// brightest and darkest pixel, the statistics) take `impl IntoImage`; their result type
 /// follows the pixel type.
 ///
@@ -38,22 +39,38 @@ pub struct AnyImage<'a>(pub(crate) Any<'a>);
 pub(crate) enum Any<'a> {
     /// RGBA8: the tuned paths, host or device.
     Rgba8(ImageInput<'a>),
-    /// Every other format (host pixels).
-    Typed(RawView<'a>),
+    /// Every other format: host pixels, or an image an engine holds.
+    Typed(RawSource<'a>),
 }
 
 /// An image of any format as host pixels: a view of the caller's, or an RGBA8 image an engine
 /// held, read back.
 pub(crate) enum HostAny<'a> {
-    Typed(RawView<'a>),
+    Typed(HostRaw<'a>),
     Rgba8(super::HostPixels<'a>),
 }
 
 impl<'a> Any<'a> {
+    /// `f` of the image as a [`RawSource`]: an image of another format as it is (held images
+    /// where they are), an RGBA8 image on the host (a held one read back: its parts are not
+    /// padded to the chunks of the other formats' kernels).
+    pub(crate) fn with_source<R>(
+        self,
+        f: impl FnOnce(RawSource<'_>) -> crate::error::Result<R>,
+    ) -> crate::error::Result<R> {
+        match self {
+            Any::Typed(src) => f(src),
+            Any::Rgba8(_) => {
+                let host = self.into_host()?;
+                f(RawSource::Host(host.raw()))
+            }
+        }
+    }
+
     /// The image's pixels on the host (an RGBA8 device image read back).
     pub(crate) fn into_host(self) -> crate::error::Result<HostAny<'a>> {
         Ok(match self {
-            Any::Typed(raw) => HostAny::Typed(raw),
+            Any::Typed(src) => HostAny::Typed(src.host()?),
             Any::Rgba8(input) => HostAny::Rgba8(super::HostPixels::of(input)?),
         })
     }
@@ -61,9 +78,9 @@ impl<'a> Any<'a> {
 
 impl HostAny<'_> {
     /// The pixels as bytes and a format.
-    pub(crate) fn raw(&self) -> RawView<'_> {
+    pub(crate) fn raw(&self) -> crate::image::RawView<'_> {
         match self {
-            HostAny::Typed(raw) => *raw,
+            HostAny::Typed(raw) => raw.raw(),
             HostAny::Rgba8(host) => host.view().raw(),
         }
     }
@@ -73,7 +90,7 @@ fn of_view<'a, P: Pixel>(v: &ImageView<'a, P>) -> AnyImage<'a> {
     let raw = v.raw();
     AnyImage(match P::FORMAT {
         Format::Rgba8 => Any::Rgba8(ImageInput::Host(ImageView::of_raw(raw))),
-        _ => Any::Typed(raw),
+        _ => Any::Typed(RawSource::Host(raw)),
     })
 }
 
@@ -98,16 +115,27 @@ where
         of_view(&ImageView::from(self))
     }
 }
-impl<'a> IntoImage<'a> for &'a DeviceImage {
-    type Pixel = Rgba<u8>;
+impl<'a, P: Pixel> IntoImage<'a> for &'a super::PinnedImage<P> {
+    type Pixel = P;
     fn into_any(self) -> AnyImage<'a> {
-        AnyImage(Any::Rgba8(ImageInput::Device(self)))
+        of_view(&self.view())
     }
 }
-impl<'a> IntoImage<'a> for &'a super::PinnedImage {
-    type Pixel = Rgba<u8>;
+
+impl<'a, P: Pixel> IntoImage<'a> for &'a DeviceImage<P> {
+    type Pixel = P;
     fn into_any(self) -> AnyImage<'a> {
-        AnyImage(Any::Rgba8(self.into()))
+        // RGBA8 to its tuned paths (`P` is `Rgba<u8>` exactly when this downcast succeeds).
+        let held: &'a dyn std::any::Any = self;
+        if let Some(rgba8) = held.downcast_ref::<DeviceImage<Rgba<u8>>>() {
+            return AnyImage(Any::Rgba8(ImageInput::Device(rgba8)));
+        }
+        AnyImage(Any::Typed(RawSource::Held(RawHeld {
+            format: P::FORMAT,
+            width: self.width,
+            height: self.height,
+            storage: &self.storage,
+        })))
     }
 }
 impl<'a> IntoImage<'a> for ImageInput<'a> {

@@ -3,7 +3,9 @@
 use super::host_copy;
 use crate::error::Result;
 use crate::image::ImageView;
-use image::RgbaImage;
+use crate::spec::Pixel;
+use image::{Rgba, RgbaImage};
+use std::marker::PhantomData;
 
 /// Anything an operation accepts as its image: a host image, a view, or a [`DeviceImage`].
 ///
@@ -91,35 +93,63 @@ impl<'a> From<&'a DeviceImage> for ImageInput<'a> {
 /// An image held by an [`Engine`](crate::Engine): in device memory on an OpenCL engine, in host
 /// memory on the CPU engine. Several operations can run on it without copying it again.
 ///
-/// Made by [`Engine::upload`](crate::Engine::upload); read back with
-/// [`Engine::download`](crate::Engine::download). It belongs to the engine that made it.
+/// Of any [`Pixel`] format (`DeviceImage` alone is RGBA8): made by
+/// [`Engine::upload`](crate::Engine::upload) from a host image of that format, read back with
+/// [`Engine::download`](crate::Engine::download). It belongs to the engine that made it: given
+/// to another engine, it is read back and processed there (the same bits).
 ///
 /// ```
-/// use clpix::Engine;
+/// use clpix::{Engine, Extreme};
 /// let engine = Engine::new()?;
 /// let img = image::RgbaImage::from_pixel(8, 8, image::Rgba([1, 2, 3, 4]));
 /// let dev = engine.upload(&img)?;
 /// assert_eq!((dev.width(), dev.height()), (8, 8));
 /// assert_eq!(engine.download(&dev)?, img);
+/// // A uint16 frame held on the device: every operation takes it.
+/// let gray16 = image::ImageBuffer::from_fn(64, 48, |x, y| image::Luma([(x * 1000 + y) as u16]));
+/// let dev16 = engine.upload(&gray16)?; // a DeviceImage<Luma<u16>>
+/// assert_eq!(engine.extreme(&dev16, Extreme::Brightest)?, engine.extreme(&gray16, Extreme::Brightest)?);
+/// assert_eq!(engine.download(&dev16)?, gray16);
 /// # Ok::<(), clpix::Error>(())
 /// ```
-#[derive(Debug)]
-pub struct DeviceImage {
+pub struct DeviceImage<P: Pixel = Rgba<u8>> {
     pub(crate) width: u32,
     pub(crate) height: u32,
     pub(crate) storage: Storage,
+    pub(crate) pixel: PhantomData<fn() -> P>,
+}
+
+impl<P: Pixel> std::fmt::Debug for DeviceImage<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceImage")
+            .field("format", &P::FORMAT)
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("storage", &self.storage)
+            .finish()
+    }
 }
 
 #[derive(Debug)]
 pub(crate) enum Storage {
-    /// Packed RGBA8 bytes in host memory (CPU engine).
+    /// Packed pixels of the image's format in host memory (CPU engine).
     Host(Vec<u8>),
     /// Packed pixels in OpenCL buffers, one per part (images above the allocation cap are split
-    /// into parts of whole rows).
+    /// into parts of whole rows); the other formats' parts padded with zeros to whole chunks of
+    /// their kernels (`formats.h`).
     OpenCl(crate::device::DeviceParts),
 }
 
-impl DeviceImage {
+impl<P: Pixel> DeviceImage<P> {
+    pub(crate) fn new(width: u32, height: u32, storage: Storage) -> Self {
+        DeviceImage {
+            width,
+            height,
+            storage,
+            pixel: PhantomData,
+        }
+    }
+
     /// Width in pixels.
     ///
     /// ```

@@ -9,6 +9,7 @@ mod image;
 mod image_f32;
 mod parts;
 mod pinned;
+mod raw;
 
 pub(crate) use any::Any;
 pub use any::{AnyImage, IntoImage};
@@ -20,3 +21,4 @@ pub use image_f32::DeviceImageF32;
 pub(crate) use image_f32::{StorageF32, download_f32};
 pub(crate) use parts::{DeviceParts, Part, host_copy};
 pub use pinned::PinnedImage;
+pub(crate) use raw::{RawSource, download_raw};

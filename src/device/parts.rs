@@ -26,6 +26,8 @@ pub(crate) fn host_copy(dev: &DeviceImage) -> Result<image::RgbaImage> {
 pub(crate) struct Part {
     pub buffer: Buffer<u32>,
     pub range: PartRange,
+    /// The buffer's words (the range's pixels for RGBA8; whole chunks for the other formats).
+    pub words: usize,
 }
 
 /// The buffers of a device image and the engine that owns them.
@@ -38,7 +40,7 @@ impl Drop for DeviceParts {
     /// The buffers go back to their engine for the next image of their size.
     fn drop(&mut self) {
         for p in std::mem::take(&mut self.parts) {
-            self.owner.give_image_buffer(p.range.pixels(), p.buffer);
+            self.owner.give_image_buffer(p.words, p.buffer);
         }
     }
 }
@@ -67,7 +69,12 @@ impl ClEngine {
         for range in self.part_ranges(view.width(), view.height()) {
             let mut buffer = self.image_buffer(range.pixels(), "an image part")?;
             self.write_range(&mut buffer, view, range)?;
-            parts.push(Part { buffer, range });
+            let words = range.pixels();
+            parts.push(Part {
+                buffer,
+                range,
+                words,
+            });
         }
         Ok(DeviceParts {
             owner: self.clone(),

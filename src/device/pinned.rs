@@ -1,19 +1,24 @@
-//! [`PinnedImage`]: an RGBA8 image in page-locked host memory of an engine's device, which
+//! [`PinnedImage`]: an image of any format in page-locked host memory of an engine's device, which
 //! uploads and downloads move by DMA at the link's full speed.
 
 use crate::error::Result;
 use crate::image::{ImageView, check_pixel_count};
 use crate::opencl::{ClEngine, Pinned};
+use crate::spec::Pixel;
+use image::Rgba;
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// An RGBA8 image in host memory that the engine's device reads and writes at the link's full
+/// An image in host memory that the engine's device reads and writes at the link's full
 /// speed: page-locked memory its driver allocated, which transfers move without a copy through
 /// clpix's staging buffers (on the H100, pinned memory moved 54–55 GB/s each way, pageable
 /// 8–15 GB/s, and a call from pageable memory through the staging 22–35 GB/s). On the CPU
 /// engine and on CPU devices it is plain host memory.
 ///
-/// Made by [`Engine::pinned_image`](crate::Engine::pinned_image); fill it (a camera SDK
+/// Of any [`Pixel`] format (`PinnedImage` alone is RGBA8; made by
+/// [`Engine::pinned_image`](crate::Engine::pinned_image), the other formats by
+/// [`Engine::pinned_image_of`](crate::Engine::pinned_image_of)); fill it (a camera SDK
 /// writing into [`as_bytes_mut`](Self::as_bytes_mut), or [`copy_from`](Self::copy_from)), pass
 /// `&pinned` to any operation, or download a device image into it with
 /// [`Engine::download_into`](crate::Engine::download_into). Page-locked memory is scarce:
@@ -27,10 +32,11 @@ use std::sync::Arc;
 /// assert_eq!(hit.rgba, [7, 7, 7, 7]);
 /// # Ok::<(), clpix::Error>(())
 /// ```
-pub struct PinnedImage {
+pub struct PinnedImage<P: Pixel = Rgba<u8>> {
     width: u32,
     height: u32,
     memory: Memory,
+    pixel: PhantomData<fn() -> P>,
 }
 
 enum Memory {
@@ -42,17 +48,23 @@ enum Memory {
     },
 }
 
-impl fmt::Debug for PinnedImage {
+impl<P: Pixel> fmt::Debug for PinnedImage<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let on = match &self.memory {
             Memory::Host(_) => "host memory".to_string(),
             Memory::OpenCl { engine, .. } => format!("pinned for {}", engine.info.name),
         };
-        write!(f, "PinnedImage({}×{}, {on})", self.width, self.height)
+        write!(
+            f,
+            "PinnedImage<{:?}>({}×{}, {on})",
+            P::FORMAT,
+            self.width,
+            self.height
+        )
     }
 }
 
-impl Drop for PinnedImage {
+impl<P: Pixel> Drop for PinnedImage<P> {
     fn drop(&mut self) {
         if let Memory::OpenCl { engine, pinned } = &mut self.memory
             && let Some(p) = pinned.take()
@@ -62,10 +74,10 @@ impl Drop for PinnedImage {
     }
 }
 
-impl PinnedImage {
+impl<P: Pixel> PinnedImage<P> {
     /// A zeroed image for `engine` (`None`: plain host memory).
     pub(crate) fn new(engine: Option<&Arc<ClEngine>>, width: u32, height: u32) -> Result<Self> {
-        let len = check_pixel_count(width, height)? as usize * 4;
+        let len = check_pixel_count(width, height)? as usize * P::FORMAT.bytes_per_pixel();
         let memory = match engine {
             None => Memory::Host(crate::cpu::alloc_zeroed(len)),
             Some(cl) if cl.uses_host_memory() => Memory::Host(crate::cpu::alloc_zeroed(len)),
@@ -83,6 +95,7 @@ impl PinnedImage {
             width,
             height,
             memory,
+            pixel: PhantomData,
         })
     }
 
@@ -116,7 +129,8 @@ impl PinnedImage {
         self.height
     }
 
-    /// The pixels, packed RGBA8 in scan order (4 × width × height bytes).
+    /// The pixels, packed in scan order (RGBA8: 4 × width × height bytes; the channels
+    /// native-endian).
     ///
     /// ```
     /// let engine = clpix::Engine::cpu();
@@ -124,7 +138,7 @@ impl PinnedImage {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn as_bytes(&self) -> &[u8] {
-        let len = self.width as usize * self.height as usize * 4;
+        let len = self.width as usize * self.height as usize * P::FORMAT.bytes_per_pixel();
         match &self.memory {
             Memory::Host(v) => v,
             // SAFETY: the mapping holds at least `len` bytes and lives as long as `self`;
@@ -146,7 +160,7 @@ impl PinnedImage {
     /// # Ok::<(), clpix::Error>(())
     /// ```
     pub fn as_bytes_mut(&mut self) -> &mut [u8] {
-        let len = self.width as usize * self.height as usize * 4;
+        let len = self.width as usize * self.height as usize * P::FORMAT.bytes_per_pixel();
         match &mut self.memory {
             Memory::Host(v) => v,
             // SAFETY: as in `as_bytes`; `&mut self` makes this the only access.
@@ -165,8 +179,8 @@ impl PinnedImage {
     /// assert_eq!(img.view().width(), 4);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn view(&self) -> ImageView<'_> {
-        ImageView::packed(self.as_bytes(), self.width, self.height)
+    pub fn view(&self) -> ImageView<'_, P> {
+        ImageView::packed_of(self.as_bytes(), self.width, self.height)
     }
 
     /// Copies `src` (of the same size) into the image, on all cores.
@@ -180,7 +194,7 @@ impl PinnedImage {
     /// assert!(img.copy_from(&image::RgbaImage::new(2, 2)).is_err());
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn copy_from<'a>(&mut self, src: impl Into<ImageView<'a>>) -> Result<()> {
+    pub fn copy_from<'a>(&mut self, src: impl Into<ImageView<'a, P>>) -> Result<()> {
         let src = src.into();
         if (src.width(), src.height()) != (self.width, self.height) {
             return Err(crate::error::Error::InvalidParameter {
@@ -189,7 +203,7 @@ impl PinnedImage {
                 expected: "an image of the pinned image's size",
             });
         }
-        let row = self.width as usize * 4;
+        let row = self.width as usize * P::FORMAT.bytes_per_pixel();
         let dst = self.as_bytes_mut();
         match src.packed_bytes() {
             Some(bytes) => crate::cpu::parallel_copy(bytes, dst),
@@ -203,7 +217,7 @@ impl PinnedImage {
     }
 }
 
-impl<'a> From<&'a PinnedImage> for crate::device::ImageInput<'a> {
+impl<'a> From<&'a PinnedImage<Rgba<u8>>> for crate::device::ImageInput<'a> {
     fn from(img: &'a PinnedImage) -> Self {
         crate::device::ImageInput::Host(img.view())
     }

@@ -1,15 +1,16 @@
 //! The [`Engine`]: which backend runs the operations, and how it was chosen.
 
 use crate::device::download_f32;
-use crate::device::{ArrayStorage, DeviceArray, check_array_len, download, host_copy};
-use crate::device::{DeviceImage, DeviceImageF32, ImageInput, PooledBuffer, Storage, StorageF32};
+use crate::device::{ArrayStorage, DeviceArray, check_array_len, download};
+use crate::device::{DeviceImageF32, PooledBuffer, StorageF32};
 use crate::error::{Error, Result};
-use crate::image::{ImageView, check_pixel_count};
+use crate::image::check_pixel_count;
 use crate::opencl::{self, ClEngine, DeviceInfo};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod held;
 mod trust;
 pub use trust::DriverVerdict;
 pub(crate) use trust::Family;
@@ -249,104 +250,6 @@ impl Engine {
     /// ```
     pub fn last_kernel_span(&self) -> Option<Duration> {
         opencl::last_kernel_ns().map(|(_, span)| Duration::from_nanos(span))
-    }
-
-    /// Copies an image to the engine (device memory on OpenCL, host memory on the CPU), for
-    /// several operations without a copy each. Strided views are packed on the way.
-    ///
-    /// ```
-    /// let engine = clpix::Engine::new()?;
-    /// let img = image::RgbaImage::from_pixel(5, 3, image::Rgba([200, 10, 10, 255]));
-    /// let dev = engine.upload(&img)?;
-    /// assert_eq!(engine.extreme(&dev, clpix::Extreme::Brightest)?, engine.extreme(&img, clpix::Extreme::Brightest)?);
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn upload<'a>(&self, img: impl Into<ImageInput<'a>>) -> Result<DeviceImage> {
-        let _one = self.one_call_at_a_time();
-        let input = img.into();
-        check_pixel_count(input.width(), input.height())?;
-        let host;
-        let view = match input {
-            ImageInput::Host(v) => v,
-            ImageInput::Device(d) => {
-                host = host_copy(d)?;
-                ImageView::from(&host)
-            }
-        };
-        let storage = match &self.backend {
-            Backend::Cpu => Storage::Host(view.to_image().into_raw()),
-            Backend::OpenCl(cl) => Storage::OpenCl(cl.upload(&view)?),
-        };
-        Ok(DeviceImage {
-            width: view.width(),
-            height: view.height(),
-            storage,
-        })
-    }
-
-    /// Copies a device image back into host memory.
-    ///
-    /// ```
-    /// let engine = clpix::Engine::new()?;
-    /// let img = image::RgbaImage::from_pixel(3, 3, image::Rgba([1, 2, 3, 4]));
-    /// assert_eq!(engine.download(&engine.upload(&img)?)?, img);
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn download(&self, img: &DeviceImage) -> Result<image::RgbaImage> {
-        let _one = self.one_call_at_a_time();
-        host_copy(img)
-    }
-
-    /// Reads a device image back into `out`: packed RGBA8, exactly 4 × width × height bytes
-    /// (an error otherwise). Into a [`PinnedImage`](crate::PinnedImage)'s bytes the device
-    /// writes at the link's full speed; into memory the caller reuses, no page is touched for
-    /// the first time.
-    ///
-    /// ```
-    /// let engine = clpix::Engine::new()?;
-    /// let img = image::RgbaImage::from_pixel(3, 2, image::Rgba([1, 2, 3, 4]));
-    /// let dev = engine.upload(&img)?;
-    /// let mut out = engine.pinned_image(3, 2)?;
-    /// engine.download_into(&dev, out.as_bytes_mut())?;
-    /// assert_eq!(out.as_bytes(), img.as_raw().as_slice());
-    /// assert!(engine.download_into(&dev, &mut [0u8; 5]).is_err());
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn download_into(&self, img: &DeviceImage, out: &mut [u8]) -> Result<()> {
-        let _one = self.one_call_at_a_time();
-        let len = img.width as usize * img.height as usize * 4;
-        if out.len() != len {
-            return Err(Error::InvalidParameter {
-                name: "out",
-                value: format!("{} bytes", out.len()),
-                expected: "exactly 4 × width × height bytes of the device image",
-            });
-        }
-        match &img.storage {
-            Storage::Host(bytes) => {
-                crate::cpu::parallel_copy(bytes, out);
-                Ok(())
-            }
-            Storage::OpenCl(parts) => parts.owner.download_into(parts, img.width, out),
-        }
-    }
-
-    /// A zeroed RGBA8 image in host memory that this engine's device moves at the link's full
-    /// speed (page-locked; plain memory on the CPU engine and CPU devices): see
-    /// [`PinnedImage`](crate::PinnedImage).
-    ///
-    /// ```
-    /// let engine = clpix::Engine::new()?;
-    /// let img = engine.pinned_image(640, 480)?;
-    /// assert_eq!(img.as_bytes().len(), 640 * 480 * 4);
-    /// # Ok::<(), clpix::Error>(())
-    /// ```
-    pub fn pinned_image(&self, width: u32, height: u32) -> Result<crate::device::PinnedImage> {
-        let cl = match &self.backend {
-            Backend::OpenCl(cl) => Some(cl),
-            Backend::Cpu => None,
-        };
-        crate::device::PinnedImage::new(cl, width, height)
     }
 
     /// Copies `data` to the engine: a device buffer on OpenCL, host memory on the CPU engine.

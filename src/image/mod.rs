@@ -107,19 +107,6 @@ impl<'a> ImageView<'a> {
             pixel: PhantomData,
         }
     }
-
-    /// A view of packed pixels whose size the caller has checked (`data` holds exactly
-    /// `4 * width * height` bytes).
-    pub(crate) fn packed(data: &'a [u8], width: u32, height: u32) -> Self {
-        debug_assert_eq!(data.len(), 4 * width as usize * height as usize);
-        ImageView {
-            data,
-            width,
-            height,
-            stride: width as usize * 4,
-            pixel: PhantomData,
-        }
-    }
 }
 
 impl<'a, P: Pixel> ImageView<'a, P>
@@ -170,6 +157,20 @@ where
 }
 
 impl<'a, P: Pixel> ImageView<'a, P> {
+    /// A view of packed pixels whose size the caller has checked (`data` holds exactly
+    /// `bytes_per_pixel * width * height` bytes).
+    pub(crate) fn packed_of(data: &'a [u8], width: u32, height: u32) -> Self {
+        let bpp = P::FORMAT.bytes_per_pixel();
+        debug_assert_eq!(data.len(), bpp * width as usize * height as usize);
+        ImageView {
+            data,
+            width,
+            height,
+            stride: width as usize * bpp,
+            pixel: PhantomData,
+        }
+    }
+
     fn checked(data: &'a [u8], width: u32, height: u32, stride: usize) -> Result<Self> {
         let bpp = P::FORMAT.bytes_per_pixel();
         let too_large = |reason| Error::ImageTooLarge {

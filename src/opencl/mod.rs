@@ -32,7 +32,7 @@ pub(crate) use grid::radix_per;
 pub(crate) use grid::{Grid, u32_arg};
 pub(crate) use lanes::{LaneGuard, MAX_LANES};
 pub(crate) use launch::{Arg, last_kernel_ns, set_last_kernel_ns};
-pub(crate) use parts::PartRange;
+pub(crate) use parts::{PartRange, raw_part_words};
 pub(crate) use pinned::Pinned;
 pub(crate) use quirks::Quirks;
 pub(crate) use verdicts::Verdict;

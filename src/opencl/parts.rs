@@ -146,58 +146,88 @@ impl ClEngine {
         chunk: usize,
         mut f: impl FnMut(&Buffer<u32>, PartRange) -> Result<()>,
     ) -> Result<()> {
-        let bpp = view.format.bytes_per_pixel() as u64;
-        let cap = (self.max_buffer_bytes.saturating_sub(chunk as u64) / bpp).max(1);
-        let ranges = self.part_ranges_of(view.width, view.height, cap);
-        let words_of = |r: &PartRange| (r.pixels() * bpp as usize).div_ceil(chunk) * chunk / 4;
-        let Some(largest) = ranges.iter().map(words_of).max() else {
+        let bpp = view.format.bytes_per_pixel();
+        let ranges = self.raw_part_ranges(view.width, view.height, bpp, chunk);
+        let Some(largest) = ranges.iter().map(|r| raw_part_words(r, bpp, chunk)).max() else {
             return Ok(());
         };
         let mut buffer = self.image_buffer::<u32>(largest, "an image part")?;
         let mut packed: Vec<u32> = Vec::new();
         let result = ranges.iter().try_for_each(|r| {
-            let (bytes, words) = (r.pixels() * bpp as usize, words_of(r));
-            let start = (r.first_pixel(view.width) * bpp) as usize;
-            // The part's bytes where they lie, and its whole chunks as words.
-            let direct = view
-                .packed_bytes()
-                .map(|b| &b[start..start + bytes])
-                .filter(|_| self.vendor != super::Vendor::Oclgrind)
-                .and_then(|part| {
-                    let whole = bytemuck::try_cast_slice::<u8, u32>(&part[..bytes - bytes % chunk]);
-                    whole.ok().map(|main| (part, main))
-                });
-            match direct {
-                // The whole chunks where they are, the last one padded here.
-                Some((part, main)) => {
-                    self.write(&mut buffer, 0, main)?;
-                    if words > main.len() {
-                        let mut tail = vec![0u32; words - main.len()];
-                        let src = &part[main.len() * 4..];
-                        bytemuck::cast_slice_mut::<u32, u8>(&mut tail)[..src.len()]
-                            .copy_from_slice(src);
-                        self.write(&mut buffer, main.len(), &tail)?;
-                    }
-                }
-                // Rows packed here (padded rows, a segment of a row, or Oclgrind: see
-                // `write_range`).
-                None => {
-                    packed.clear();
-                    packed.resize(words, 0);
-                    let out = bytemuck::cast_slice_mut::<u32, u8>(&mut packed);
-                    let (x0, cols) = (r.x0 as usize * bpp as usize, r.cols as usize * bpp as usize);
-                    for (k, row) in (r.first_row..r.first_row + r.rows).enumerate() {
-                        out[k * cols..(k + 1) * cols]
-                            .copy_from_slice(&view.row(row)[x0..x0 + cols]);
-                    }
-                    self.write(&mut buffer, 0, &packed)?;
-                }
-            }
+            self.write_raw_part(&mut buffer, view, *r, chunk, &mut packed)?;
             f(&buffer, *r)
         });
         self.give_image_buffer(largest, buffer);
         result
     }
+
+    /// The parts of an image of `bpp` bytes a pixel, each of whole `chunk`s in one buffer.
+    pub(crate) fn raw_part_ranges(
+        &self,
+        width: u32,
+        height: u32,
+        bpp: usize,
+        chunk: usize,
+    ) -> Vec<PartRange> {
+        let cap = (self.max_buffer_bytes.saturating_sub(chunk as u64) / bpp as u64).max(1);
+        self.part_ranges_of(width, height, cap)
+    }
+
+    /// Writes the pixels of `r` from `view` packed into `buffer`'s first
+    /// [`raw_part_words`] words, the last chunk padded with zeros (`packed`: the caller's
+    /// staging, reused).
+    pub(crate) fn write_raw_part(
+        &self,
+        buffer: &mut Buffer<u32>,
+        view: &RawView<'_>,
+        r: PartRange,
+        chunk: usize,
+        packed: &mut Vec<u32>,
+    ) -> Result<()> {
+        let bpp = view.format.bytes_per_pixel();
+        let (bytes, words) = (r.pixels() * bpp, raw_part_words(&r, bpp, chunk));
+        let start = r.first_pixel(view.width) as usize * bpp;
+        // The part's bytes where they lie, and its whole chunks as words.
+        let direct = view
+            .packed_bytes()
+            .map(|b| &b[start..start + bytes])
+            .filter(|_| self.vendor != super::Vendor::Oclgrind)
+            .and_then(|part| {
+                let whole = bytemuck::try_cast_slice::<u8, u32>(&part[..bytes - bytes % chunk]);
+                whole.ok().map(|main| (part, main))
+            });
+        match direct {
+            // The whole chunks where they are, the last one padded here.
+            Some((part, main)) => {
+                self.write(buffer, 0, main)?;
+                if words > main.len() {
+                    let mut tail = vec![0u32; words - main.len()];
+                    let src = &part[main.len() * 4..];
+                    bytemuck::cast_slice_mut::<u32, u8>(&mut tail)[..src.len()]
+                        .copy_from_slice(src);
+                    self.write(buffer, main.len(), &tail)?;
+                }
+                Ok(())
+            }
+            // Rows packed here (padded rows, a segment of a row, or Oclgrind: see
+            // `write_range`).
+            None => {
+                packed.clear();
+                packed.resize(words, 0);
+                let out = bytemuck::cast_slice_mut::<u32, u8>(packed);
+                let (x0, cols) = (r.x0 as usize * bpp, r.cols as usize * bpp);
+                for (k, row) in (r.first_row..r.first_row + r.rows).enumerate() {
+                    out[k * cols..(k + 1) * cols].copy_from_slice(&view.row(row)[x0..x0 + cols]);
+                }
+                self.write(buffer, 0, packed)
+            }
+        }
+    }
+}
+
+/// The words of a part of `r.pixels()` pixels of `bpp` bytes in whole `chunk`s.
+pub(crate) fn raw_part_words(r: &PartRange, bpp: usize, chunk: usize) -> usize {
+    (r.pixels() * bpp).div_ceil(chunk) * chunk / 4
 }
 
 /// A rectangle of an image held in one buffer: `rows` whole rows, or a segment of one row.

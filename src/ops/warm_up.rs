@@ -124,13 +124,13 @@ impl Engine {
                     *v = ((*v % 1000) as f32 / 7.0).to_bits();
                 }
             }
-            let raw = crate::image::RawView {
+            let raw = crate::device::RawSource::Host(crate::image::RawView {
                 data: bytemuck::cast_slice(&words),
                 width: w,
                 height: h,
                 stride: w as usize * bpp,
                 format,
-            };
+            });
             let half = format.max_key().map_or(0x8000_0000 | 1_000, |m| m / 2);
             // Bins of 2^k values (a shift), of other widths (a table of bounds), and more bins
             // than local memory holds.

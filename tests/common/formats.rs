@@ -1,7 +1,8 @@
 //! Test support for the pixel formats: random channel values of each type, adversarial kinds
 //! among them, and the comparison of hits by bits.
 
-use clpix::{Hit, Pixel};
+use super::TestImage;
+use clpix::{Engine, Hit, Pixel};
 
 /// Channel values from 64 random bits: `kind` 0 random, 1 few levels (ties), 2 extremes, 3
 /// (f32) NaN, ±inf, −0 and denormals among ordinary values.
@@ -78,4 +79,142 @@ where
         .map(|_| Chan::make(kind, super::splitmix(&mut s)))
         .collect();
     (data, row)
+}
+
+/// The blobs of an image of any format above `t`, both connectivities (float formats: the
+/// error that says they are not supported).
+fn blobs_of<'a, I: clpix::IntoImage<'a> + Copy>(
+    e: &Engine,
+    img: I,
+    t: <I::Pixel as clpix::Pixel>::Key,
+) -> Vec<clpix::Result<clpix::Blobs>> {
+    [clpix::Connectivity::Eight, clpix::Connectivity::Four]
+        .into_iter()
+        .map(|c| {
+            e.blobs(
+                img,
+                t,
+                &clpix::BlobOptions::new().connectivity(c).area(2, 400),
+            )
+        })
+        .collect()
+}
+
+/// The reductions of every other pixel format on one image made from `img`'s pixels (mono8 its
+/// green, mono16 green and red, mono f32 with NaN, ±inf, −0 and denormals among its values,
+/// RGB8, RGBA16, RGBA f32), each result (value or error) as text.
+pub fn every_format_op(e: &Engine, img: &TestImage) -> Vec<String> {
+    format_ops(e, img, false)
+}
+
+/// [`every_format_op`] on images `e` holds (`Engine::upload` of each format first): the same
+/// strings as on the host images.
+pub fn every_format_op_held(e: &Engine, img: &TestImage) -> Vec<String> {
+    format_ops(e, img, true)
+}
+
+fn format_ops(e: &Engine, img: &TestImage, held: bool) -> Vec<String> {
+    use clpix::Extreme::{Brightest, Darkest};
+    use image::{ImageBuffer, Luma, Rgb, Rgba};
+    let rgba = img.to_image();
+    let (w, h) = rgba.dimensions();
+    let special = |x: u32, y: u32, c: u8| match (x * 7 + y * 3) % 23 {
+        0 => f32::NAN,
+        1 => f32::INFINITY,
+        2 => f32::NEG_INFINITY,
+        3 => -0.0,
+        4 => f32::from_bits(c as u32 + 1),
+        // Two scales 2^26 apart: the exact sums' accumulators fill up.
+        5 | 8 | 11 => 1.5 * 2f32.powi(-20),
+        6 | 9 | 12 => 100.0 + c as f32,
+        _ => (c as f32 - 127.0) / 3.0,
+    };
+    let px = |x, y| rgba.get_pixel(x, y).0;
+    let m8 = ImageBuffer::from_fn(w, h, |x, y| Luma([px(x, y)[1]]));
+    let m16 = ImageBuffer::from_fn(w, h, |x, y| {
+        Luma([u16::from_le_bytes([px(x, y)[0], px(x, y)[1]])])
+    });
+    let mf = ImageBuffer::from_fn(w, h, |x, y| Luma([special(x, y, px(x, y)[1])]));
+    let rgb = ImageBuffer::from_fn(w, h, |x, y| Rgb([px(x, y)[0], px(x, y)[1], px(x, y)[2]]));
+    let r16 = ImageBuffer::from_fn(w, h, |x, y| {
+        Rgba(px(x, y).map(|c| ((c as u16) * 257) ^ (x as u16)))
+    });
+    let rf = ImageBuffer::from_fn(w, h, |x, y| {
+        let p = px(x, y);
+        Rgba([
+            special(x, y, p[0]),
+            p[1] as f32 / 255.0,
+            p[2] as f32,
+            p[3] as f32,
+        ])
+    });
+    let mut out = Vec::new();
+    let int_bins = clpix::Bins::new(37, 3.0, 60_000.0).expect("bins");
+    let few_bins = clpix::Bins::new(5, 10.0, 200.0).expect("bins");
+    let f32_bins = clpix::Bins::new(37, -20.0, 20.0).expect("bins");
+    macro_rules! run {
+        ($img:expr, $host:expr, $bins:expr, $t:expr) => {{
+            out.push(format!("{:?}", e.extreme($img, Brightest)));
+            out.push(format!("{:?}", e.extreme($img, Darkest)));
+            out.push(format!("{:?}", e.luminance_stats($img)));
+            out.push(format!("{:?}", e.histogram($img, $bins)));
+            out.push(format!("{:?}", e.histogram_keys($img, $bins)));
+            for order in [
+                clpix::CompactOrder::ScanOrder,
+                clpix::CompactOrder::LuminanceDescending,
+            ] {
+                out.push(format!("{:?}", e.compact($img, $t, order)));
+            }
+            out.push(format!(
+                "{:?}",
+                e.compacted_image($img, $t, clpix::CompactOrder::LuminanceDescending)
+                    .map(|c| c.into_raw())
+            ));
+            out.push(format!("{:?}", blobs_of(e, $img, $t)));
+            out.push(format!("{:?}", e.extremes($img, Brightest, 5, 3.0)));
+            out.push(format!("{:?}", e.extremes($img, Darkest, 7, 0.0)));
+            // The blur: the tile in local memory (w = 2), and taps beyond the image (w = 9).
+            for blur in [
+                clpix::GaussianBlur::new(2).border(clpix::Border::Reflect),
+                clpix::GaussianBlur::new(9).border(clpix::Border::Zero),
+            ] {
+                // A device that flushes denormals refuses f32 blurs, saying so (an automatic
+                // engine answers on the CPU): the CPU's answer stands for it.
+                let blurred = match e.gaussian_blur($img, &blur) {
+                    Err(clpix::Error::DeviceLimit { what, .. }) if what.contains("denormals") => {
+                        Engine::cpu().gaussian_blur($host, &blur)
+                    }
+                    other => other,
+                };
+                out.push(format!("{:?}", blurred.map(|b| b.into_raw())));
+            }
+        }};
+    }
+    macro_rules! ops {
+        ($($img:ident, $bins:expr, $t:expr);*) => {$(
+            if held {
+                let d = e.upload(&$img).expect("upload");
+                run!(&d, &$img, $bins, $t);
+            } else {
+                run!(&$img, &$img, $bins, $t);
+            }
+        )*};
+    }
+    ops!(
+        m8, few_bins, 100u8;
+        m16, int_bins, 30_000u16;
+        mf, f32_bins, 0.0f32;
+        rgb, few_bins, 500u16;
+        r16, int_bins, 30_000u16;
+        rf, f32_bins, 0.0f32
+    );
+    // Many bins: the global-memory counters (more than local memory holds).
+    let many = clpix::Bins::new(65_536, 0.0, 65_535.0).expect("bins");
+    out.push(format!(
+        "{:?}",
+        e.histogram_keys(&m16, many)
+            .map(|h| h.iter().map(|&c| c as u64 * 31).sum::<u64>())
+    ));
+    out.push(format!("{:?}", e.histogram(img.view(), few_bins)));
+    out
 }

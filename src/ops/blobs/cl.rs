@@ -6,9 +6,9 @@
 
 use super::kernels::*;
 use super::{Acc, Blob, BlobOptions, Connectivity, Labels, LabelsTo, number_blobs};
+use crate::device::RawSource;
 use crate::device::{ArrayStorage, DeviceArray, PooledBuffer};
 use crate::error::Result;
-use crate::image::RawView;
 use crate::opencl::{Arg, ClEngine};
 use crate::ops::reduce::groups_for;
 use crate::ops::reduce::typed::{chunk_bytes, variant};
@@ -59,7 +59,7 @@ fn acc_of(s: &[u32], width: u32) -> Acc {
 /// on the CPU, where it does not fit).
 pub(super) fn cl_blobs(
     cl: &Arc<ClEngine>,
-    view: &RawView<'_>,
+    view: &RawSource<'_>,
     t: u32,
     opts: &BlobOptions,
     to: LabelsTo,
@@ -71,10 +71,10 @@ pub(super) fn cl_blobs(
         return Err(cl.limit_error(BLOB_BORDERS, what, needed, cl.max_buffer_bytes));
     }
     let mut found = None;
-    cl.for_each_raw_part(view, chunk_bytes(view.format), |px, range| {
+    cl.for_each_source_part(view, chunk_bytes(view.format()), |px, range| {
         if range.pixels() != n {
             let what = "bytes of a buffer (the whole image)";
-            let bytes = view.pixel_count() * view.format.bytes_per_pixel() as u64;
+            let bytes = view.pixel_count() * view.format().bytes_per_pixel() as u64;
             return Err(cl.limit_error(BLOB_INIT, what, bytes, cl.max_buffer_bytes));
         }
         found = Some(label(cl, px, view, t, opts, to)?);
@@ -92,16 +92,16 @@ const SLOTS: usize = 64;
 fn label(
     cl: &Arc<ClEngine>,
     px: &Buffer<u32>,
-    view: &RawView<'_>,
+    view: &RawSource<'_>,
     t: u32,
     opts: &BlobOptions,
     to: LabelsTo,
 ) -> Result<(Vec<Blob>, Option<Labels>)> {
-    let (n, width, height) = (view.pixel_count() as usize, view.width, view.height);
+    let (n, width, height) = (view.pixel_count() as usize, view.width(), view.height());
     let n32 = n as u32;
-    let defines = variant(view.format);
+    let defines = variant(view.format());
     let wg = cl.grid.wg;
-    let ppc = chunk_bytes(view.format) / view.format.bytes_per_pixel();
+    let ppc = chunk_bytes(view.format()) / view.format().bytes_per_pixel();
     let over_chunks = groups_for(cl, n.div_ceil(ppc)) * wg;
     let over_pixels = groups_for(cl, n + 1) * wg;
     // Tiles of four pixels a work-item.
@@ -243,17 +243,17 @@ fn label(
 fn blob_stats(
     cl: &Arc<ClEngine>,
     px: &Buffer<u32>,
-    view: &RawView<'_>,
+    view: &RawSource<'_>,
     opts: &BlobOptions,
     (parent, rank): (&Buffer<u32>, &Buffer<u32>),
     m: usize,
     events: &mut Vec<opencl3::event::Event>,
 ) -> Result<(Vec<Blob>, Vec<u32>)> {
-    let (n, width) = (view.pixel_count() as usize, view.width);
+    let (n, width) = (view.pixel_count() as usize, view.width());
     let n32 = n as u32;
-    let defines = variant(view.format);
+    let defines = variant(view.format());
     let wg = cl.grid.wg;
-    let ppc = chunk_bytes(view.format) / view.format.bytes_per_pixel();
+    let ppc = chunk_bytes(view.format()) / view.format().bytes_per_pixel();
     let over_chunks = groups_for(cl, n.div_ceil(ppc)) * wg;
     let launch =
         |kernel, args: &[Arg], global| cl.launch_variant(kernel, defines, args, global, wg);

@@ -5,10 +5,10 @@
 //! The CPU path (`cpu.rs`) labels strips of rows in parallel by union-find over runs and joins
 //! them at their seams.
 
-use crate::device::IntoImage;
+use crate::device::{IntoImage, RawSource};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::image::{RawView, check_pixel_count};
+use crate::image::check_pixel_count;
 use crate::spec::{Format, Pixel};
 
 mod centroid;
@@ -32,7 +32,7 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
             .into_iter()
             .map(|c| {
                 e.raw_blobs(
-                    raw.view(),
+                    RawSource::Host(raw.view()),
                     half,
                     &BlobOptions::new().connectivity(c).background(3),
                 )
@@ -425,10 +425,10 @@ impl Engine {
         threshold: <I::Pixel as Pixel>::Key,
         options: &BlobOptions,
     ) -> Result<Blobs> {
-        let host = img.into_any().0.into_host()?;
-        let raw = host.raw();
         let t = <I::Pixel as Pixel>::key_order(threshold).unwrap_or(u32::MAX);
-        self.raw_blobs(raw, t, options)
+        img.into_any()
+            .0
+            .with_source(|src| self.raw_blobs(src, t, options))
     }
 
     /// [`blobs`](Self::blobs) with the label image kept on the engine: a
@@ -451,10 +451,11 @@ impl Engine {
         threshold: <I::Pixel as Pixel>::Key,
         options: &BlobOptions,
     ) -> Result<(Vec<Blob>, crate::device::DeviceArray<u32>)> {
-        let host = img.into_any().0.into_host()?;
-        let raw = host.raw();
         let t = <I::Pixel as Pixel>::key_order(threshold).unwrap_or(u32::MAX);
-        let (blobs, labels) = self.blob_parts(raw, t, options, LabelsTo::Device)?;
+        let (blobs, labels) = img
+            .into_any()
+            .0
+            .with_source(|src| self.blob_parts(src, t, options, LabelsTo::Device))?;
         let array = match labels {
             Some(Labels::Device(a)) => a,
             Some(Labels::Host(v)) => crate::device::DeviceArray {
@@ -469,7 +470,12 @@ impl Engine {
         Ok((blobs, array))
     }
 
-    pub(crate) fn raw_blobs(&self, view: RawView<'_>, t: u32, opts: &BlobOptions) -> Result<Blobs> {
+    pub(crate) fn raw_blobs(
+        &self,
+        view: RawSource<'_>,
+        t: u32,
+        opts: &BlobOptions,
+    ) -> Result<Blobs> {
         let to = if opts.labels {
             LabelsTo::Host
         } else {
@@ -477,13 +483,15 @@ impl Engine {
         };
         let (blobs, labels) = self.blob_parts(view, t, opts, to)?;
         let labels = match labels {
-            Some(Labels::Host(l)) => Some(LabelImage::from_raw(view.width, view.height, l).ok_or(
-                Error::ImageTooLarge {
-                    width: view.width as u64,
-                    height: view.height as u64,
-                    reason: "the label image does not match its size",
-                },
-            )?),
+            Some(Labels::Host(l)) => {
+                Some(LabelImage::from_raw(view.width(), view.height(), l).ok_or(
+                    Error::ImageTooLarge {
+                        width: view.width() as u64,
+                        height: view.height() as u64,
+                        reason: "the label image does not match its size",
+                    },
+                )?)
+            }
             _ => None,
         };
         Ok(Blobs { blobs, labels })
@@ -492,15 +500,15 @@ impl Engine {
     /// The checks, then the blobs of `view` and their labels where `to` says.
     fn blob_parts(
         &self,
-        view: RawView<'_>,
+        view: RawSource<'_>,
         t: u32,
         opts: &BlobOptions,
         to: LabelsTo,
     ) -> Result<(Vec<Blob>, Option<Labels>)> {
-        let Some(max) = view.format.max_key() else {
+        let Some(max) = view.format().max_key() else {
             return Err(Error::invalid(
                 "image format",
-                format!("{:?}", view.format),
+                format!("{:?}", view.format()),
                 "an integer-key format (mono8, mono16, RGB8, RGBA8, RGBA16): blobs of float \
                  images are not built yet; scale them to u16",
             ));
@@ -526,7 +534,7 @@ impl Engine {
                 "at most the threshold, so that every blob pixel weighs at least 1",
             ));
         }
-        check_pixel_count(view.width, view.height)?;
+        check_pixel_count(view.width(), view.height())?;
         if view.pixel_count() == 0 {
             return Ok((
                 Vec::new(),
@@ -534,12 +542,13 @@ impl Engine {
             ));
         }
         self.dispatch(
-            family(view.format),
-            &(view.format, t, *opts),
+            family(view.format()),
+            &(view.format(), t, *opts),
             "blobs",
             view.pixel_count(),
             || {
-                let (blobs, labels) = cpu::cpu_blobs(&view, t, opts, to != LabelsTo::None);
+                let host = view.host()?;
+                let (blobs, labels) = cpu::cpu_blobs(&host.raw(), t, opts, to != LabelsTo::None);
                 Ok((blobs, labels.map(Labels::Host)))
             },
             |cl| cl::cl_blobs(cl, &view, t, opts, to),

@@ -1,11 +1,11 @@
 //! The OpenCL launcher of the blur of every format other than RGBA8 and RGBA f32
 //! (`blur/typed.cl`, specialised by `CLPIX_FORMAT`): the image's channel values uploaded rows
-//! packed, the horizontal pass into an intermediate buffer, the vertical pass, the result read
+//! packed (an image the engine holds in one buffer read there), the horizontal pass into an intermediate buffer, the vertical pass, the result read
 //! back. The same bits as `cpu_typed.rs`.
 
 use super::cpu_typed::Rule;
 use super::*;
-use crate::image::RawView;
+use crate::device::RawSource;
 use opencl3::memory::Buffer;
 
 /// Output rows a work-item of the vertical pass takes down its column value, by default
@@ -66,11 +66,11 @@ fn read_bytes(cl: &ClEngine, buf: &Buffer<u32>, out: &mut [u8]) -> Result<()> {
 /// intermediate does not fit one buffer, or for f32 on a device that flushes denormals.
 pub(super) fn cl_blur_raw(
     cl: &Arc<ClEngine>,
-    view: &RawView<'_>,
+    view: &RawSource<'_>,
     blur: &GaussianBlur,
     out: &mut [u8],
 ) -> Result<()> {
-    let format = view.format;
+    let format = view.format();
     let rule = Rule::of(format);
     if rule == Rule::F32 && !cl.info.f32_denormals {
         return Err(cl.limit_error(
@@ -81,10 +81,10 @@ pub(super) fn cl_blur_raw(
         ));
     }
     let c = format.channels();
-    let (width, height) = (view.width, view.height);
+    let (width, height) = (view.width(), view.height());
     let nvals = width as usize * c;
     let values = nvals * height as usize;
-    let image_bytes = view.row_bytes() * height as usize;
+    let image_bytes = values * format.bytes_per_pixel() / c;
     let mid_len = (values * mid_bytes(rule)) as u64;
     if mid_len > cl.max_buffer_bytes {
         return Err(cl.limit_error(
@@ -96,17 +96,32 @@ pub(super) fn cl_blur_raw(
     }
     let words = |bytes: usize| bytes.div_ceil(4).max(1);
     let q = cl.constant_words(&Rule::of(format).weights(blur)?)?;
-    let mut src = cl.image_buffer::<u32>(words(image_bytes), "the image")?;
-    match view.packed_bytes() {
-        Some(bytes) => write_bytes(cl, &mut src, bytes)?,
+    // An image this engine holds in one buffer is read there; any other is uploaded.
+    let held = view.parts_on(cl).filter(|parts| parts.len() == 1);
+    let staged = match held {
+        Some(_) => None,
         None => {
-            let mut packed = Vec::with_capacity(image_bytes);
-            for y in 0..height {
-                packed.extend_from_slice(view.row(y));
+            let host = view.host()?;
+            let view = host.raw();
+            let mut src = cl.image_buffer::<u32>(words(image_bytes), "the image")?;
+            match view.packed_bytes() {
+                Some(bytes) => write_bytes(cl, &mut src, bytes)?,
+                None => {
+                    let mut packed = Vec::with_capacity(image_bytes);
+                    for y in 0..height {
+                        packed.extend_from_slice(view.row(y));
+                    }
+                    write_bytes(cl, &mut src, &packed)?;
+                }
             }
-            write_bytes(cl, &mut src, &packed)?;
+            Some(src)
         }
-    }
+    };
+    let src = match (&staged, held) {
+        (Some(buffer), _) => buffer,
+        (None, Some(parts)) => &parts[0].buffer,
+        (None, None) => return Err(Error::invalid("image", "no pixels", "an image")),
+    };
     let mid = cl.image_buffer::<u32>(words(mid_len as usize), "the blur's intermediate")?;
     let dst = cl.image_buffer::<u32>(words(image_bytes), "the blurred image")?;
     let wg = cl.grid.wg;
@@ -148,7 +163,7 @@ pub(super) fn cl_blur_raw(
         ]
     };
     let h_groups = height as usize * (width as usize).div_ceil(seg);
-    let mut h_args = common(&src).to_vec();
+    let mut h_args = common(src).to_vec();
     h_args.extend([Arg::buf(&mid), Arg::Local(if local { tile } else { 4 })]);
     // Four adjacent values a work-item of the vertical pass where rows hold a multiple of 4.
     let vector = cl.tuning.blur.typed_vector.unwrap_or(4) == 4 && nvals.is_multiple_of(4);
@@ -165,7 +180,9 @@ pub(super) fn cl_blur_raw(
         read_bytes(cl, &dst, out)?;
         cl.finish(&[h, v])
     })();
-    cl.give_image_buffer(words(image_bytes), src);
+    if let Some(src) = staged {
+        cl.give_image_buffer(words(image_bytes), src);
+    }
     cl.give_image_buffer(words(mid_len as usize), mid);
     cl.give_image_buffer(words(image_bytes), dst);
     run

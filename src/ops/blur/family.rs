@@ -69,7 +69,7 @@ pub(super) fn blurred_values(
     let bytes = view.row_bytes() * view.height as usize;
     let mut words = vec![0u32; bytes.div_ceil(4)];
     e.raw_blur(
-        view,
+        crate::device::RawSource::Host(view),
         blur,
         &mut bytemuck::cast_slice_mut(&mut words)[..bytes],
     )?;

@@ -5,7 +5,7 @@ use super::cl_typed::cl_blur_raw;
 use super::cpu_typed::cpu_blur_raw;
 use super::family::typed_family;
 use super::*;
-use crate::image::RawView;
+use crate::device::RawSource;
 use crate::spec::Format;
 
 /// The channel type of a pixel type.
@@ -19,13 +19,16 @@ impl Engine {
     /// caller and aligned for the channel type).
     pub(crate) fn blur_raw_into(
         &self,
-        raw: RawView<'_>,
+        src: RawSource<'_>,
         blur: &GaussianBlur,
         out: &mut [u8],
     ) -> Result<()> {
-        if raw.format != Format::RgbaF32 {
-            return self.raw_blur(raw, blur, out);
+        if src.format() != Format::RgbaF32 {
+            return self.raw_blur(src, blur, out);
         }
+        // RGBA f32 by its tuned path from the host (its held images are `DeviceImageF32`).
+        let host = src.host()?;
+        let raw = host.raw();
         let out: &mut [f32] = bytemuck::try_cast_slice_mut(out)
             .map_err(|_| Error::invalid("out", "a buffer", "one aligned for f32 values"))?;
         let values: std::borrow::Cow<'_, [f32]> = match raw
@@ -51,26 +54,26 @@ impl Engine {
     /// The blur of `raw` (any format) by the kernels of every format, into `out`.
     pub(super) fn raw_blur(
         &self,
-        raw: RawView<'_>,
+        src: RawSource<'_>,
         blur: &GaussianBlur,
         out: &mut [u8],
     ) -> Result<()> {
-        if raw.pixel_count() == 0 {
+        if src.pixel_count() == 0 {
             return Ok(());
         }
         if blur.radius == 0 {
-            // A copy, on the host where the values are.
-            return cpu_blur_raw(&raw, blur, out);
+            // A copy, on the host.
+            return cpu_blur_raw(&src.host()?.raw(), blur, out);
         }
         // Both paths write into `out`; the CPU one may run after the device's failed.
         let out = std::cell::RefCell::new(out);
         self.dispatch(
-            typed_family(raw.format),
-            &(raw.format, *blur),
+            typed_family(src.format()),
+            &(src.format(), *blur),
             "gaussian_blur",
-            raw.pixel_count(),
-            || cpu_blur_raw(&raw, blur, &mut out.borrow_mut()),
-            |cl| cl_blur_raw(cl, &raw, blur, &mut out.borrow_mut()),
+            src.pixel_count(),
+            || cpu_blur_raw(&src.host()?.raw(), blur, &mut out.borrow_mut()),
+            |cl| cl_blur_raw(cl, &src, blur, &mut out.borrow_mut()),
         )
     }
 }

@@ -146,9 +146,9 @@ impl Engine {
         match img.into_any().0 {
             Any::Rgba8(input) => same_type(self.blur_rgba8(input, blur)?),
             Any::Typed(raw) => {
-                check_pixel_count(raw.width, raw.height)?;
+                check_pixel_count(raw.width(), raw.height())?;
                 blur.check()?;
-                fresh_result::<I::Pixel>((raw.width, raw.height), |out| {
+                fresh_result::<I::Pixel>((raw.width(), raw.height()), |out| {
                     self.blur_raw_into(raw, blur, bytemuck::cast_slice_mut(out))
                 })
             }
@@ -213,9 +213,9 @@ impl Engine {
         let input = match img.into_any().0 {
             Any::Rgba8(input) => input,
             Any::Typed(raw) => {
-                check_pixel_count(raw.width, raw.height)?;
+                check_pixel_count(raw.width(), raw.height())?;
                 blur.check()?;
-                let values = raw.width as u64 * raw.height as u64 * raw.format.channels() as u64;
+                let values = raw.pixel_count() * raw.format().channels() as u64;
                 if out.len() as u64 != values {
                     return Err(Error::invalid(
                         "out",
@@ -282,11 +282,11 @@ impl Engine {
             input.pixel_count(),
             || {
                 let out = cpu_blur_u8(&HostPixels::of(input)?.view(), blur)?;
-                Ok(DeviceImage {
+                Ok(DeviceImage::new(
                     width,
                     height,
-                    storage: Storage::Host(out.into_raw()),
-                })
+                    Storage::Host(out.into_raw()),
+                ))
             },
             |cl| {
                 let parts = match cl_blur_u8(cl, input, blur, U8Dest::Device)? {
@@ -304,6 +304,7 @@ impl Engine {
                     }
                     ClOut::Buffer(buffer) => vec![crate::device::Part {
                         buffer,
+                        words: width as usize * height as usize,
                         range: crate::opencl::PartRange {
                             first_row: 0,
                             rows: height,
@@ -312,14 +313,14 @@ impl Engine {
                         },
                     }],
                 };
-                Ok(DeviceImage {
+                Ok(DeviceImage::new(
                     width,
                     height,
-                    storage: Storage::OpenCl(crate::device::DeviceParts {
+                    Storage::OpenCl(crate::device::DeviceParts {
                         owner: cl.clone(),
                         parts,
                     }),
-                })
+                ))
             },
         )
     }

@@ -29,6 +29,7 @@ pub(crate) const TYPED_PROGRAM: ProgramId = ProgramId::new(
 
 pub(crate) const TYPED_COUNT: Kernel = Kernel::new(TYPED_PROGRAM, "typed_count");
 pub(crate) const TYPED_KEEP: Kernel = Kernel::new(TYPED_PROGRAM, "typed_keep");
+pub(crate) const TYPED_GATHER: Kernel = Kernel::new(TYPED_PROGRAM, "typed_gather");
 pub(crate) const COMPACT_COUNT: Kernel = Kernel::new(PROGRAM, "compact_count");
 pub(crate) const COMPACT_COUNT_WARPS: Kernel = Kernel::new(PROGRAM, "compact_count_warps");
 pub(crate) const COMPACT_HIST: Kernel = Kernel::new(PROGRAM, "compact_hist");
@@ -57,6 +58,7 @@ pub(crate) const RADIX_LOCAL_SIZE: Kernel = Kernel::new(PROGRAM, "radix_local_si
 pub(crate) const ALL: &[Kernel] = &[
     TYPED_COUNT,
     TYPED_KEEP,
+    TYPED_GATHER,
     COMPACT_COUNT,
     COMPACT_COUNT_WARPS,
     COMPACT_HIST,

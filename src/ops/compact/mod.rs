@@ -163,7 +163,7 @@ impl Engine {
                 same_type(self.compact_hits(input, t, sorted)?)
             }
             Any::Typed(raw) => {
-                let t = typed_threshold::<I::Pixel>(raw.format, threshold)?;
+                let t = typed_threshold::<I::Pixel>(raw.format(), threshold)?;
                 let hits = self.raw_compact(raw, Some(t), 0, sorted)?;
                 Ok(hits.into_par_iter().map(<I::Pixel as Pixel>::hit).collect())
             }
@@ -199,11 +199,11 @@ impl Engine {
                 same_type(self.compacted_rgba8(input, t, order)?)
             }
             Any::Typed(raw) => {
-                let t = typed_threshold::<I::Pixel>(raw.format, threshold)?;
+                let t = typed_threshold::<I::Pixel>(raw.format(), threshold)?;
                 let hits =
                     self.raw_compact(raw, Some(t), 0, order == CompactOrder::LuminanceDescending)?;
-                let bpp = raw.format.bytes_per_pixel();
-                crate::cpu::fresh_result::<I::Pixel>((raw.width, raw.height), |out| {
+                let bpp = raw.format().bytes_per_pixel();
+                crate::cpu::fresh_result::<I::Pixel>((raw.width(), raw.height()), |out| {
                     let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
                     bytes[..hits.len() * bpp]
                         .par_chunks_exact_mut(bpp)

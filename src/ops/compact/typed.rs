@@ -2,10 +2,12 @@
 //! files): the pixels whose key is above a threshold, in scan order or by key descending (a
 //! stable sort), as hits of the format. With a `flip` (see [`flip_for_darkest`]) the keys are
 //! complemented first: the pixels below a key, darkest first (the k darkest of `select`). The CPU path and `compact/typed.cl` find the same scan
-//! indices; the hits are made from them on the host, and the sort is the host's sort of (key,
-//! index) pairs (docs/formats.md: the GPU sort of other formats is not built).
+//! indices; the kept pixels' values are gathered (on the device for an image it holds), the
+//! hits made from them on the host, and the sort is the host's sort of (key, index) pairs
+//! (docs/formats.md: the GPU sort of other formats is not built).
 
-use super::kernels::{TYPED_COUNT, TYPED_KEEP, TYPED_PROGRAM};
+use super::kernels::{TYPED_COUNT, TYPED_GATHER, TYPED_KEEP, TYPED_PROGRAM};
+use crate::device::{RawSource, Storage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{RawView, check_pixel_count};
@@ -29,8 +31,8 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
     };
     let both = |e: &Engine| -> Result<(Vec<u32>, Vec<u32>)> {
         Ok((
-            e.kept_indices(raw.view(), t, flip)?,
-            e.kept_indices(raw.view(), half, flip)?,
+            e.kept_indices(RawSource::Host(raw.view()), t, flip)?,
+            e.kept_indices(RawSource::Host(raw.view()), half, flip)?,
         ))
     };
     compare("the compaction", both(e), both(&Engine::cpu()))
@@ -141,14 +143,14 @@ fn keep_where(flags: impl Iterator<Item = bool>, base: u32, out: &mut Vec<u32>) 
 
 /// [`cpu_kept`] on `cl`: per part of the image, the groups' counts, their offsets scanned on
 /// the host, then each group's indices.
-fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
-    let variant = crate::ops::reduce::typed::variant(view.format);
-    let chunk = crate::ops::reduce::typed::chunk_bytes(view.format);
-    let ppc = (chunk / view.format.bytes_per_pixel()) as u32;
+fn cl_kept(cl: &Arc<ClEngine>, src: &RawSource<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
+    let variant = crate::ops::reduce::typed::variant(src.format());
+    let chunk = crate::ops::reduce::typed::chunk_bytes(src.format());
+    let ppc = (chunk / src.format().bytes_per_pixel()) as u32;
     let wg = cl.grid.wg;
     let mut kept = Vec::new();
     let mut events = Vec::new();
-    cl.for_each_raw_part(view, chunk, |buf, range| {
+    cl.for_each_source_part(src, chunk, |buf, range| {
         let n = range.pixels() as u32;
         let groups = crate::ops::reduce::groups_for(cl, (n as usize).div_ceil(ppc as usize));
         let counts = cl.buffer::<u32>(groups, "the compaction's group counts")?;
@@ -201,7 +203,7 @@ fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32, flip: u32) -> Result<
         let mut indices = vec![0u32; total as usize];
         cl.read(&out, 0, &mut indices)?;
         events.push(keep);
-        let first = range.first_pixel(view.width) as u32;
+        let first = range.first_pixel(src.width()) as u32;
         kept.extend(indices.into_iter().map(|i| first + i));
         Ok(())
     })?;
@@ -211,20 +213,21 @@ fn cl_kept(cl: &Arc<ClEngine>, view: &RawView<'_>, t: u32, flip: u32) -> Result<
 
 impl Engine {
     /// The scan indices of the pixels of `view` whose order key, after `flip`, is above `t`.
-    pub(super) fn kept_indices(&self, view: RawView<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
-        if view.pixel_count() == 0 {
+    pub(super) fn kept_indices(&self, src: RawSource<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
+        if src.pixel_count() == 0 {
             return Ok(Vec::new());
         }
+        let on_cpu = || Ok(cpu_kept(&src.host()?.raw(), t, flip));
         self.dispatch(
-            family(view.format),
-            &(view.format, t, flip),
+            family(src.format()),
+            &(src.format(), t, flip),
             "compact",
-            view.pixel_count(),
-            || Ok(cpu_kept(&view, t, flip)),
-            |cl| match view.format.is_float() && !cl.info.f32_denormals {
+            src.pixel_count(),
+            on_cpu,
+            |cl| match src.format().is_float() && !cl.info.f32_denormals {
                 // A device that flushes denormals would compare their keys as zeros.
-                true => Ok(cpu_kept(&view, t, flip)),
-                false => cl_kept(cl, &view, t, flip),
+                true => on_cpu(),
+                false => cl_kept(cl, &src, t, flip),
             },
         )
     }
@@ -234,26 +237,26 @@ impl Engine {
     /// scan order.
     pub(crate) fn raw_compact(
         &self,
-        view: RawView<'_>,
+        src: RawSource<'_>,
         cut: Option<u32>,
         flip: u32,
         sorted: bool,
     ) -> Result<Vec<RawHit>> {
-        check_pixel_count(view.width, view.height)?;
-        let (mut kept, t) = match cut {
-            Some(t) => (self.kept_indices(view, t, flip)?, t),
+        check_pixel_count(src.width(), src.height())?;
+        let (kept, t) = match cut {
+            Some(t) => (self.kept_indices(src, t, flip)?, t),
             // Every pixel is a candidate: no pass on a device could keep fewer.
-            None => (every_keyed(&view), 0),
+            None => (every_keyed(&src.host()?.raw()), 0),
         };
-        let (w, bpp) = (view.width, view.format.bytes_per_pixel());
-        let pixel = |i: u32| {
-            let (x, y) = (i % w, i / w);
-            (x, y, &view.row(y)[x as usize * bpp..(x as usize + 1) * bpp])
-        };
-        let order_of = |i: u32| view.format.order_key(pixel(i).2);
+        // The kept pixels' bytes, in `kept`'s order; the `j`th kept pixel below.
+        let values = gather_values(&src, &kept)?;
+        let (w, bpp, format) = (src.width(), src.format().bytes_per_pixel(), src.format());
+        let pixel = |j: u32| &values[j as usize * bpp..(j as usize + 1) * bpp];
+        let order_of = |j: u32| format.order_key(pixel(j));
         // After the flip; 0 (never above `t`) for a NaN key.
-        let key_of = |i: u32| flipped(order_of(i), flip);
-        if cut.is_some() && kept.par_iter().any(|&i| key_of(i) <= t) {
+        let key_of = |j: u32| flipped(order_of(j), flip);
+        let mut order: Vec<u32> = (0..kept.len() as u32).collect();
+        if cut.is_some() && order.par_iter().any(|&j| key_of(j) <= t) {
             return Err(Error::invalid(
                 "compaction",
                 "a pixel not above the threshold",
@@ -261,29 +264,108 @@ impl Engine {
             ));
         }
         if sorted {
-            // Key descending, equal keys in scan order: one u64 each (the key's complement,
-            // then the index), all different, so an unstable sort gives the stable order.
-            let mut order: Vec<u64> = kept
+            // Key descending, equal keys in scan order (`kept` is in scan order): one u64 each
+            // (the key's complement, then the position), all different, so an unstable sort
+            // gives the stable order.
+            let mut keyed: Vec<u64> = order
                 .par_iter()
-                .map(|&i| ((!key_of(i) as u64) << 32) | i as u64)
+                .map(|&j| ((!key_of(j) as u64) << 32) | j as u64)
                 .collect();
-            order.par_sort_unstable();
-            kept = order.into_par_iter().map(|k| k as u32).collect();
+            keyed.par_sort_unstable();
+            order = keyed.into_par_iter().map(|k| k as u32).collect();
         }
-        let hits: Vec<RawHit> = kept
+        let hits: Vec<RawHit> = order
             .par_iter()
-            .map(|&i| {
-                let (x, y, px) = pixel(i);
+            .map(|&j| {
+                let i = kept[j as usize];
                 let mut value = [0u8; 16];
-                value[..bpp].copy_from_slice(px);
+                value[..bpp].copy_from_slice(pixel(j));
                 RawHit {
-                    x,
-                    y,
-                    key: order_of(i).unwrap_or(0),
+                    x: i % w,
+                    y: i / w,
+                    key: order_of(j).unwrap_or(0),
                     value,
                 }
             })
             .collect();
         Ok(hits)
     }
+}
+
+/// The bytes of the pixels at the scan indices `kept` (ascending), one pixel after another:
+/// gathered on the device of an image an OpenCL engine holds, else from the host's pixels.
+fn gather_values(src: &RawSource<'_>, kept: &[u32]) -> Result<Vec<u8>> {
+    let (format, width) = (src.format(), src.width());
+    let bpp = format.bytes_per_pixel();
+    let mut out = vec![0u8; kept.len() * bpp];
+    let parts = match src {
+        RawSource::Held(held) => match held.storage {
+            Storage::OpenCl(parts) => parts,
+            Storage::Host(_) => return gather_host(src, kept, out),
+        },
+        RawSource::Host(_) => return gather_host(src, kept, out),
+    };
+    let cl = &parts.owner;
+    let variant = crate::ops::reduce::typed::variant(format);
+    let mut events = Vec::new();
+    let mut done = 0;
+    for p in &parts.parts {
+        let first = p.range.first_pixel(width);
+        let end = first + p.range.pixels() as u64;
+        let m = kept[done..].partition_point(|&i| (i as u64) < end);
+        if m == 0 {
+            continue;
+        }
+        let local: Vec<u32> = kept[done..done + m]
+            .iter()
+            .map(|&i| (i as u64 - first) as u32)
+            .collect();
+        let mut idx = cl.buffer::<u32>(m, "the kept pixels' indices")?;
+        cl.write(&mut idx, 0, &local)?;
+        let words = (m * bpp).div_ceil(4);
+        let values = cl.buffer::<u32>(words, "the kept pixels' values")?;
+        let wg = cl.grid.wg;
+        let args = [
+            Arg::buf(&p.buffer),
+            Arg::buf(&idx),
+            Arg::U32(m as u32),
+            Arg::buf(&values),
+        ];
+        events.push(cl.launch_variant(TYPED_GATHER, variant, &args, m.div_ceil(wg) * wg, wg)?);
+        let mut host = vec![0u32; words];
+        cl.read(&values, 0, &mut host)?;
+        out[done * bpp..(done + m) * bpp]
+            .copy_from_slice(&bytemuck::cast_slice::<u32, u8>(&host)[..m * bpp]);
+        done += m;
+    }
+    cl.finish(&events)?;
+    if done != kept.len() {
+        return Err(Error::invalid(
+            "compaction",
+            "an index outside the image",
+            "the scan indices of the image's pixels (a device answered wrongly)",
+        ));
+    }
+    Ok(out)
+}
+
+/// [`gather_values`] from the host's pixels.
+fn gather_host(src: &RawSource<'_>, kept: &[u32], mut out: Vec<u8>) -> Result<Vec<u8>> {
+    let host = src.host()?;
+    let view = host.raw();
+    let (w, bpp) = (view.width, view.format.bytes_per_pixel());
+    if kept.iter().any(|&i| i as u64 >= view.pixel_count()) {
+        return Err(Error::invalid(
+            "compaction",
+            "an index outside the image",
+            "the scan indices of the image's pixels (a device answered wrongly)",
+        ));
+    }
+    out.par_chunks_exact_mut(bpp.max(1))
+        .zip(kept.par_iter())
+        .for_each(|(o, &i)| {
+            let (x, y) = ((i % w) as usize, i / w);
+            o.copy_from_slice(&view.row(y)[x * bpp..(x + 1) * bpp]);
+        });
+    Ok(out)
 }

@@ -4,7 +4,7 @@
 
 use super::bins::{Bins, Of};
 use super::kernels::TYPED_HIST;
-use crate::device::{Any, IntoImage};
+use crate::device::{Any, IntoImage, RawSource};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{RawView, check_pixel_count};
@@ -284,7 +284,7 @@ fn cpu_histogram(plan: &Plan, view: &RawView<'_>) -> Vec<u32> {
     all
 }
 
-fn cl_histogram(cl: &Arc<ClEngine>, plan: &Plan, view: &RawView<'_>) -> Result<Vec<u32>> {
+fn cl_histogram(cl: &Arc<ClEngine>, plan: &Plan, src: &RawSource<'_>) -> Result<Vec<u32>> {
     let len = plan.outputs() * plan.bins as usize;
     // Local memory: the counters first, then the table, within what a group may take.
     let budget = match cl.grid.contiguous {
@@ -312,7 +312,7 @@ fn cl_histogram(cl: &Arc<ClEngine>, plan: &Plan, view: &RawView<'_>) -> Result<V
     cl.fill(&mut hist, 0u32, len)?;
     let mut events = Vec::new();
     let chunk = crate::ops::reduce::typed::chunk_bytes(plan.format);
-    cl.for_each_raw_part(view, chunk, |buf, range| {
+    cl.for_each_source_part(src, chunk, |buf, range| {
         let n = range.pixels();
         let groups = crate::ops::reduce::groups_for(cl, n);
         let args = [
@@ -383,30 +383,31 @@ impl Engine {
     }
 
     fn typed_histogram(&self, img: Any<'_>, of: Of, bins: Bins) -> Result<Vec<u32>> {
-        self.raw_histogram(img.into_host()?.raw(), of, bins)
+        img.with_source(|src| self.raw_histogram(src, of, bins))
     }
 
-    /// The histograms of a raw view (`outputs × bins` counters).
-    pub(crate) fn raw_histogram(&self, view: RawView<'_>, of: Of, bins: Bins) -> Result<Vec<u32>> {
-        check_pixel_count(view.width, view.height)?;
-        let plan = Plan::new(view.format, of, bins)?;
-        if view.pixel_count() == 0 {
+    /// The histograms of an image of any format (`outputs × bins` counters).
+    pub(crate) fn raw_histogram(&self, src: RawSource<'_>, of: Of, bins: Bins) -> Result<Vec<u32>> {
+        check_pixel_count(src.width(), src.height())?;
+        let format = src.format();
+        let plan = Plan::new(format, of, bins)?;
+        if src.pixel_count() == 0 {
             return Ok(vec![0; plan.outputs() * bins.count() as usize]);
         }
         let name = match of {
             Of::Channels => "histogram",
             Of::Key => "histogram_keys",
         };
+        let on_cpu = || Ok(cpu_histogram(&plan, &src.host()?.raw()));
         self.dispatch(
-            super::typed_family::family(view.format),
-            &view.format,
+            super::typed_family::family(format),
+            &format,
             name,
-            view.pixel_count(),
-            || Ok(cpu_histogram(&plan, &view)),
-            |cl| match view.format != Format::RgbaF32 || of == Of::Channels || cl.info.f32_denormals
-            {
-                true => cl_histogram(cl, &plan, &view),
-                false => Ok(cpu_histogram(&plan, &view)),
+            src.pixel_count(),
+            on_cpu,
+            |cl| match format != Format::RgbaF32 || of == Of::Channels || cl.info.f32_denormals {
+                true => cl_histogram(cl, &plan, &src),
+                false => on_cpu(),
             },
         )
     }

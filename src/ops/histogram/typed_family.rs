@@ -28,7 +28,7 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
     };
     compare(
         operation,
-        e.raw_histogram(view, of, bins),
-        cpu.raw_histogram(view, of, bins),
+        e.raw_histogram(crate::device::RawSource::Host(view), of, bins),
+        cpu.raw_histogram(crate::device::RawSource::Host(view), of, bins),
     )
 }

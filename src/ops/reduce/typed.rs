@@ -10,6 +10,7 @@ use super::exact::ExactSum;
 use super::kernels::{TYPED_ARGBEST, TYPED_FSTATS, TYPED_STATS};
 use super::typed_family::family;
 use crate::cpu::PIECE;
+use crate::device::RawSource;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{RawView, check_pixel_count};
@@ -42,13 +43,13 @@ pub(crate) fn chunk_bytes(format: Format) -> usize {
     if format == Format::Rgb8 { 48 } else { 16 }
 }
 
-fn check_nonempty(op: &'static str, v: &RawView<'_>) -> Result<()> {
-    check_pixel_count(v.width, v.height)?;
+fn check_nonempty(op: &'static str, v: &RawSource<'_>) -> Result<()> {
+    check_pixel_count(v.width(), v.height())?;
     if v.pixel_count() == 0 {
         return Err(Error::EmptyImage {
             operation: op,
-            width: v.width,
-            height: v.height,
+            width: v.width(),
+            height: v.height(),
         });
     }
     Ok(())
@@ -358,61 +359,58 @@ fn cpu_stats(view: &RawView<'_>) -> KeyStats {
 
 impl Engine {
     /// The brightest or darkest pixel of a view of any format but RGBA8.
-    pub(crate) fn typed_extreme(&self, view: RawView<'_>, extreme: Extreme) -> Result<RawHit> {
-        check_nonempty(extreme.name(), &view)?;
+    pub(crate) fn typed_extreme(&self, src: RawSource<'_>, extreme: Extreme) -> Result<RawHit> {
+        check_nonempty(extreme.name(), &src)?;
         let flip = extreme == Extreme::Darkest;
-        let format = view.format;
+        let format = src.format();
+        let on_cpu = || Ok(cpu_argbest(&src.host()?.raw(), flip));
         let found = self.dispatch(
             family(format),
             &format,
             extreme.name(),
-            view.pixel_count(),
-            || Ok(cpu_argbest(&view, flip)),
+            src.pixel_count(),
+            on_cpu,
             |cl| match device_computes(cl, format) {
-                true => cl_argbest(cl, &view, flip),
-                false => Ok(cpu_argbest(&view, flip)),
+                true => cl_argbest(cl, &src, flip),
+                false => on_cpu(),
             },
         )?;
         let (s, index) = found.ok_or(Error::EmptyImage {
             operation: extreme.name(),
-            width: view.width,
-            height: view.height,
+            width: src.width(),
+            height: src.height(),
         })?;
-        let (x, y) = (
-            (index % view.width as u64) as u32,
-            (index / view.width as u64) as u32,
-        );
-        let bpp = format.bytes_per_pixel();
-        let mut value = [0u8; 16];
-        value[..bpp].copy_from_slice(&view.row(y)[x as usize * bpp..(x as usize + 1) * bpp]);
+        let width = src.width() as u64;
         Ok(RawHit {
-            x,
-            y,
+            x: (index % width) as u32,
+            y: (index / width) as u32,
             key: key_of_score(format, s, flip),
-            value,
+            // The pixel's bytes where they are (one read of a held image).
+            value: src.pixel_bytes(index)?,
         })
     }
 
     /// The statistics of the keys of a view of any format but RGBA8.
-    pub(crate) fn typed_stats(&self, view: RawView<'_>) -> Result<RawStats> {
-        check_nonempty("luminance_stats", &view)?;
-        let format = view.format;
+    pub(crate) fn typed_stats(&self, src: RawSource<'_>) -> Result<RawStats> {
+        check_nonempty("luminance_stats", &src)?;
+        let format = src.format();
+        let on_cpu = || Ok(cpu_stats(&src.host()?.raw()));
         let st = self.dispatch(
             family(format),
             &format,
             "luminance_stats",
-            view.pixel_count(),
-            || Ok(cpu_stats(&view)),
+            src.pixel_count(),
+            on_cpu,
             |cl| match device_computes(cl, format) {
-                true => cl_stats(cl, &view),
-                false => Ok(cpu_stats(&view)),
+                true => cl_stats(cl, &src),
+                false => on_cpu(),
             },
         )?;
         if st.count == 0 {
             return Err(Error::EmptyImage {
                 operation: "luminance_stats (every key is NaN)",
-                width: view.width,
-                height: view.height,
+                width: src.width(),
+                height: src.height(),
             });
         }
         Ok(st.into_raw())
@@ -431,11 +429,11 @@ fn fstats_groups(cl: &ClEngine, n: usize) -> usize {
     super::cl::groups_for(cl, n).max(n.div_ceil(FSTATS_GROUP_MAX))
 }
 
-fn cl_argbest(cl: &Arc<ClEngine>, view: &RawView<'_>, flip: bool) -> Result<Option<(u32, u64)>> {
-    let (format, width) = (view.format, view.width);
+fn cl_argbest(cl: &Arc<ClEngine>, src: &RawSource<'_>, flip: bool) -> Result<Option<(u32, u64)>> {
+    let (format, width) = (src.format(), src.width());
     let mut best: Option<(u32, u64)> = None;
     let mut events = Vec::new();
-    cl.for_each_raw_part(view, chunk_bytes(format), |buf, range| {
+    cl.for_each_source_part(src, chunk_bytes(format), |buf, range| {
         let n = range.pixels();
         let args = [Arg::buf(buf), Arg::U32(n as u32), Arg::U32(flip as u32)];
         let host = group_partials(
@@ -464,15 +462,15 @@ fn cl_argbest(cl: &Arc<ClEngine>, view: &RawView<'_>, flip: bool) -> Result<Opti
     Ok(best)
 }
 
-fn cl_stats(cl: &Arc<ClEngine>, view: &RawView<'_>) -> Result<KeyStats> {
-    let format = view.format;
+fn cl_stats(cl: &Arc<ClEngine>, src: &RawSource<'_>) -> Result<KeyStats> {
+    let format = src.format();
     let float = format.is_float();
     let mut st = KeyStats::none();
     if float {
         st.exact = Some(Box::default());
     }
     let mut events = Vec::new();
-    cl.for_each_raw_part(view, chunk_bytes(format), |buf, range| {
+    cl.for_each_source_part(src, chunk_bytes(format), |buf, range| {
         let n = range.pixels();
         if !float {
             let args = [Arg::buf(buf), Arg::U32(n as u32)];

@@ -2,6 +2,7 @@
 //! known-answer probe (see [`Family`]): the probe image of each format.
 
 use super::kernels::TYPED_PROGRAM as PROGRAM;
+use crate::device::RawSource;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::ops::probe::{compare, probe_raw, unknown};
@@ -24,8 +25,8 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
             };
             compare(
                 operation,
-                e.typed_extreme(view, which),
-                cpu.typed_extreme(view, which),
+                e.typed_extreme(RawSource::Host(view), which),
+                cpu.typed_extreme(RawSource::Host(view), which),
             )
         }
         "luminance_stats" => {
@@ -34,8 +35,8 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
                 |s: crate::spec::RawStats| (s.sum.to_bits(), s.int_sum, s.count, s.min, s.max);
             compare(
                 "the statistics",
-                e.typed_stats(view).map(bits),
-                cpu.typed_stats(view).map(bits),
+                e.typed_stats(RawSource::Host(view)).map(bits),
+                cpu.typed_stats(RawSource::Host(view)).map(bits),
             )
         }
         other => Err(unknown(other)),

@@ -363,11 +363,11 @@ impl Engine {
                     p[1] = !p[1];
                     p[2] = !p[2];
                 }
-                Ok(DeviceImage {
+                Ok(DeviceImage::new(
                     width,
                     height,
-                    storage: Storage::Host(img.into_raw()),
-                })
+                    Storage::Host(img.into_raw()),
+                ))
             },
             |cl| {
                 // Each part (this engine's device image in place, a packed host image read
@@ -383,17 +383,21 @@ impl Engine {
                     let event = invert(cl, src, &buffer, n)?;
                     // `src` may be reused for the next part or the caller's memory: done with it.
                     cl.finish(std::slice::from_ref(&event))?;
-                    parts.push(Part { buffer, range });
+                    parts.push(Part {
+                        buffer,
+                        range,
+                        words: n,
+                    });
                     Ok(())
                 })?;
-                Ok(DeviceImage {
+                Ok(DeviceImage::new(
                     width,
                     height,
-                    storage: Storage::OpenCl(DeviceParts {
+                    Storage::OpenCl(DeviceParts {
                         owner: cl.clone(),
                         parts,
                     }),
-                })
+                ))
             },
         )
     }

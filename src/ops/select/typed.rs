@@ -11,9 +11,9 @@
 //! over all pixels in key order whatever the counts.
 
 use super::Greedy;
+use crate::device::RawSource;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::image::RawView;
 use crate::ops::compact::typed::flip_for_darkest;
 use crate::ops::histogram::bins::{Bins, Of};
 use crate::spec::{Extreme, RawHit, f32_of_order, order_of_f32};
@@ -36,19 +36,19 @@ impl Engine {
     /// The greedy selection of [`Engine::extremes`] on a view of any format but RGBA8.
     pub(crate) fn raw_extremes(
         &self,
-        view: RawView<'_>,
+        view: RawSource<'_>,
         end: Extreme,
         k: usize,
         min_distance: f32,
     ) -> Result<Vec<RawHit>> {
         super::check_min_distance(min_distance)?;
-        crate::image::check_pixel_count(view.width, view.height)?;
+        crate::image::check_pixel_count(view.width(), view.height())?;
         if k == 0 || view.pixel_count() == 0 {
             return Ok(Vec::new());
         }
         let flip = match end {
             Extreme::Brightest => 0,
-            Extreme::Darkest => flip_for_darkest(view.format),
+            Extreme::Darkest => flip_for_darkest(view.format()),
         };
         let levels = self.levels(view, flip)?;
         let mut greedy = Greedy::new(k, min_distance);
@@ -74,8 +74,8 @@ impl Engine {
 
     /// The cuts from the wanted end, the last keeping every pixel with a key; none when no pixel
     /// has one.
-    fn levels(&self, view: RawView<'_>, flip: u32) -> Result<Vec<Level>> {
-        if let Some(max) = view.format.max_key() {
+    fn levels(&self, view: RawSource<'_>, flip: u32) -> Result<Vec<Level>> {
+        if let Some(max) = view.format().max_key() {
             // Bins of `width` keys (a power of two: every largest key is one below one), exact:
             // bin b holds the keys b·width.. (b + 1)·width, and the flipped keys of bin b are in
             // bin bins − 1 − b.
