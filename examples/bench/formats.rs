@@ -306,5 +306,41 @@ pub(super) fn format_held_rows(engines: &[Engine], size: u32, reps: usize) -> Ve
         three!("blur w=8", |img| e.gaussian_blur(img, &blur));
         three!("blobs > 60000 stats", |img| e.blobs(img, 60_000, &blobs));
     }
+    lines.extend(brightest_from_everywhere::<Luma<u8>>(engines, size, reps));
+    lines.extend(brightest_from_everywhere::<Rgba<u8>>(engines, size, reps));
+    lines
+}
+
+/// The brightest of a `P` frame from the host, from page-locked memory and held by the engine
+/// (issue 53: mono8 from the host in at most 30% of RGBA8's time).
+fn brightest_from_everywhere<P: Pixel>(engines: &[Engine], size: u32, reps: usize) -> Vec<String>
+where
+    P::Subpixel: bytemuck::Pod,
+{
+    let data = frame::<P>(size, 0x2545_f491);
+    let stride = size as usize * P::FORMAT.bytes_per_pixel();
+    let mut lines = Vec::new();
+    let Ok(view) = ImageView::<P>::from_channels(&data, size, size, stride) else {
+        return lines;
+    };
+    let name = format!("brightest {}", P::FORMAT.name());
+    for e in engines {
+        let (Ok(held), Ok(mut pinned)) = (e.upload(view), e.pinned_image_of::<P>(size, size))
+        else {
+            continue;
+        };
+        if pinned.copy_from(view).is_err() {
+            continue;
+        }
+        lines.push(timed_row(e, &name, "host", reps, || {
+            e.extreme(view, Extreme::Brightest).map(drop)
+        }));
+        lines.push(timed_row(e, &name, "pinned", reps, || {
+            e.extreme(&pinned, Extreme::Brightest).map(drop)
+        }));
+        lines.push(timed_row(e, &name, "held", reps, || {
+            e.extreme(&held, Extreme::Brightest).map(drop)
+        }));
+    }
     lines
 }
