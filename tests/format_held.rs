@@ -2,11 +2,12 @@
 //! RGB8, RGBA16, RGBA f32; `DeviceImage<P>`) and page-locked ones (`PinnedImage<P>`): every
 //! operation on them equals the CPU path on the host image, exactly, on every OpenCL device,
 //! whole and in parts of a few KiB (the kept pixels' values gathered across parts); the round
-//! trip gives the pixels back; an image held by one engine given to another is read back there.
+//! trip gives the pixels back; an image held by one engine given to another is read back there;
+//! `gaussian_blur_device` keeps a blur of every format on the engine.
 
 mod common;
 
-use clpix::{Engine, Extreme, ImageView, Pixel};
+use clpix::{Border, Engine, Extreme, GaussianBlur, ImageView, Pixel};
 use common::formats::{Chan, channels};
 use common::*;
 use image::{ImageBuffer, Luma, Rgb, Rgba};
@@ -88,6 +89,53 @@ where
             want.clone()
         );
         prop_assert_eq!(format!("{:?}", cpu.extreme(&held, Extreme::Darkest)), want);
+        // Blurred on the engine, kept there: the engine's host blur's pixels (the CPU's:
+        // tests/blur_parity), its statistics and brightest; or the same error (an engine capped
+        // to a few KiB that does not answer on the CPU).
+        for blur in [
+            GaussianBlur::new(2).border(Border::Reflect),
+            GaussianBlur::new(0),
+        ] {
+            let bytes = |img: &image::ImageBuffer<P, Vec<P::Subpixel>>| {
+                bytemuck::cast_slice::<_, u8>(img.as_raw()).to_vec()
+            };
+            match (
+                e.gaussian_blur(view, &blur),
+                e.gaussian_blur_device(&held, &blur),
+                e.gaussian_blur_device(view, &blur),
+            ) {
+                (Ok(want), Ok(soft), Ok(from_host)) => {
+                    let got = e.download(&soft).map_err(fail)?;
+                    prop_assert!(
+                        bytes(&got) == bytes(&want),
+                        "{:?} on {}",
+                        P::FORMAT,
+                        e.backend()
+                    );
+                    prop_assert_eq!(
+                        format!("{:?}", e.luminance_stats(&soft)),
+                        format!("{:?}", cpu.luminance_stats(&want))
+                    );
+                    prop_assert_eq!(
+                        format!("{:?}", e.extreme(&from_host, Extreme::Brightest)),
+                        format!("{:?}", cpu.extreme(&want, Extreme::Brightest))
+                    );
+                }
+                (Err(a), Err(b), Err(c)) => {
+                    prop_assert_eq!(a.to_string(), b.to_string());
+                    prop_assert_eq!(a.to_string(), c.to_string());
+                }
+                (a, b, c) => prop_assert!(
+                    false,
+                    "{:?} on {}: {:?} {:?} {:?}",
+                    P::FORMAT,
+                    e.backend(),
+                    a.map(drop),
+                    b.map(drop),
+                    c.map(drop)
+                ),
+            }
+        }
         let mut pinned = e.pinned_image_of::<P>(w, h).map_err(fail)?;
         pinned.copy_from(view).map_err(fail)?;
         prop_assert_eq!(pinned.as_bytes(), bytemuck::cast_slice::<_, u8>(&packed));

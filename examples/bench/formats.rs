@@ -304,6 +304,7 @@ pub(super) fn format_held_rows(engines: &[Engine], size: u32, reps: usize) -> Ve
             8.0
         ));
         three!("blur w=8", |img| e.gaussian_blur(img, &blur));
+        three!("blur w=8 kept on the engine", |img| e.gaussian_blur_device(img, &blur));
         three!("blobs > 60000 stats", |img| e.blobs(img, 60_000, &blobs));
     }
     lines.extend(brightest_from_everywhere::<Luma<u8>>(engines, size, reps));

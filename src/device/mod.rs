@@ -21,4 +21,4 @@ pub use image_f32::DeviceImageF32;
 pub(crate) use image_f32::{StorageF32, download_f32};
 pub(crate) use parts::{DeviceParts, Part, host_copy};
 pub use pinned::PinnedImage;
-pub(crate) use raw::{RawSource, download_raw};
+pub(crate) use raw::{RawSource, download_raw, held_words};

@@ -14,6 +14,11 @@ use std::sync::Arc;
 /// 48 for RGB8; `formats.h`).
 const HELD_CHUNK: usize = 48;
 
+/// The words of a held image's one part of `pixels` pixels of `format` (whole chunks).
+pub(crate) fn held_words(pixels: u64, format: Format) -> usize {
+    (pixels as usize * format.bytes_per_pixel()).div_ceil(HELD_CHUNK) * HELD_CHUNK / 4
+}
+
 /// An image of a format other than RGBA8: the caller's host pixels, or an image an engine holds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum RawSource<'a> {

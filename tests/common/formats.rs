@@ -187,6 +187,17 @@ fn format_ops(e: &Engine, img: &TestImage, held: bool) -> Vec<String> {
                     other => other,
                 };
                 out.push(format!("{:?}", blurred.map(|b| b.into_raw())));
+                // Kept on the engine, then read back.
+                let kept = match e
+                    .gaussian_blur_device($img, &blur)
+                    .and_then(|d| e.download(&d))
+                {
+                    Err(clpix::Error::DeviceLimit { what, .. }) if what.contains("denormals") => {
+                        Engine::cpu().gaussian_blur($host, &blur)
+                    }
+                    other => other,
+                };
+                out.push(format!("{:?}", kept.map(|b| b.into_raw())));
             }
         }};
     }

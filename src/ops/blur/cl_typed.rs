@@ -61,15 +61,24 @@ fn read_bytes(cl: &ClEngine, buf: &Buffer<u32>, out: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// The blur of `view` on `cl` into `out` (its channel values, rows packed, as bytes). An
-/// error ([`Error::DeviceLimit`], which the engine answers on the CPU by default) where the
-/// intermediate does not fit one buffer, or for f32 on a device that flushes denormals.
+/// Where [`cl_blur_raw`] puts the blurred image.
+pub(super) enum BlurTo<'o> {
+    /// Its channel values, rows packed, as bytes, on the host.
+    Host(&'o mut [u8]),
+    /// A buffer kept on the device: the image's part padded with zeros to whole chunks of every
+    /// format's kernels (a held image's one part), returned with its words.
+    Held,
+}
+
+/// The blur of `view` on `cl` to `to`. An error ([`Error::DeviceLimit`], which the engine
+/// answers on the CPU by default) where the intermediate does not fit one buffer, or for f32 on
+/// a device that flushes denormals.
 pub(super) fn cl_blur_raw(
     cl: &Arc<ClEngine>,
     view: &RawSource<'_>,
     blur: &GaussianBlur,
-    out: &mut [u8],
-) -> Result<()> {
+    to: BlurTo<'_>,
+) -> Result<Option<(Buffer<u32>, usize)>> {
     let format = view.format();
     let rule = Rule::of(format);
     if rule == Rule::F32 && !cl.info.f32_denormals {
@@ -123,7 +132,17 @@ pub(super) fn cl_blur_raw(
         (None, None) => return Err(Error::invalid("image", "no pixels", "an image")),
     };
     let mid = cl.image_buffer::<u32>(words(mid_len as usize), "the blur's intermediate")?;
-    let dst = cl.image_buffer::<u32>(words(image_bytes), "the blurred image")?;
+    let dst_words = match to {
+        BlurTo::Host(_) => words(image_bytes),
+        BlurTo::Held => crate::device::held_words(width as u64 * height as u64, format),
+    };
+    let mut dst = cl.image_buffer::<u32>(dst_words, "the blurred image")?;
+    if matches!(to, BlurTo::Held) {
+        // The padding after the pixels is zeros (the kernels write the pixels' bytes only; the
+        // word the last pixel ends in is zeroed before they run).
+        let zeros = vec![0u32; dst_words - image_bytes / 4];
+        cl.write(&mut dst, image_bytes / 4, &zeros)?;
+    }
     let wg = cl.grid.wg;
     // Adjacent pixels a work-item of the horizontal pass takes: odd, so that the work-items'
     // local-memory reads fall in different banks.
@@ -174,16 +193,24 @@ pub(super) fn cl_blur_raw(
     let v_groups = (height as usize).div_ceil(rows as usize) * (nvals / per_item).div_ceil(wg);
     let mut v_args = common(&mid).to_vec();
     v_args.push(Arg::buf(&dst));
+    let held_out = matches!(to, BlurTo::Held);
     let run = (|| {
         let h = cl.launch_variant(BLUR_TYPED_H, defines, &h_args, h_groups * wg, wg)?;
         let v = cl.launch_variant(v_kernel, defines, &v_args, v_groups * wg, wg)?;
-        read_bytes(cl, &dst, out)?;
+        if let BlurTo::Host(out) = to {
+            read_bytes(cl, &dst, out)?;
+        }
         cl.finish(&[h, v])
     })();
     if let Some(src) = staged {
         cl.give_image_buffer(words(image_bytes), src);
     }
     cl.give_image_buffer(words(mid_len as usize), mid);
-    cl.give_image_buffer(words(image_bytes), dst);
-    run
+    match (run, held_out) {
+        (Ok(()), true) => Ok(Some((dst, dst_words))),
+        (run, _) => {
+            cl.give_image_buffer(dst_words, dst);
+            run.map(|()| None)
+        }
+    }
 }

@@ -256,22 +256,39 @@ impl Engine {
     }
 
     /// Like [`gaussian_blur`](Self::gaussian_blur), leaving the result on the engine (device
-    /// memory on OpenCL) for the next operation.
+    /// memory on OpenCL) for the next operation: a [`DeviceImage<P>`](DeviceImage) of the
+    /// input's format.
     ///
     /// ```
-    /// use clpix::{Engine, GaussianBlur};
+    /// use clpix::{Engine, Extreme, GaussianBlur};
     /// let engine = Engine::new()?;
     /// let img = image::RgbaImage::from_fn(16, 16, |x, y| image::Rgba([(x * y) as u8, 0, 0, 255]));
     /// let dev = engine.gaussian_blur_device(&img, &GaussianBlur::new(2))?;
     /// assert_eq!(engine.download(&dev)?, engine.gaussian_blur(&img, &GaussianBlur::new(2))?);
+    /// // A uint16 frame blurred and searched on the device: no round trip between the calls.
+    /// let gray16 = image::ImageBuffer::from_fn(64, 48, |x, y| image::Luma([(x * y * 20) as u16]));
+    /// let soft = engine.gaussian_blur_device(&gray16, &GaussianBlur::new(3))?;
+    /// let host = engine.gaussian_blur(&gray16, &GaussianBlur::new(3))?;
+    /// assert_eq!(engine.extreme(&soft, Extreme::Brightest)?, engine.extreme(&host, Extreme::Brightest)?);
     /// # Ok::<(), clpix::Error>(())
     /// ```
-    pub fn gaussian_blur_device<'a>(
+    pub fn gaussian_blur_device<'a, I: IntoImage<'a>>(
         &self,
-        img: impl Into<ImageInput<'a>>,
+        img: I,
         blur: &GaussianBlur,
-    ) -> Result<DeviceImage> {
-        let input = img.into();
+    ) -> Result<DeviceImage<I::Pixel>> {
+        let (width, height, storage) = match img.into_any().0 {
+            Any::Rgba8(input) => {
+                let d = self.blur_rgba8_device(input, blur)?;
+                (d.width, d.height, d.storage)
+            }
+            Any::Typed(src) => self.blur_raw_device(src, blur)?,
+        };
+        Ok(DeviceImage::new(width, height, storage))
+    }
+
+    /// [`gaussian_blur_device`](Self::gaussian_blur_device) of RGBA8.
+    fn blur_rgba8_device(&self, input: ImageInput<'_>, blur: &GaussianBlur) -> Result<DeviceImage> {
         check_pixel_count(input.width(), input.height())?;
         blur.check()?;
         let (width, height) = (input.width(), input.height());
