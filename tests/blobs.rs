@@ -338,8 +338,21 @@ fn centroids_of_windows() {
                 assert!((c.x - wx / ws).abs() < 1e-9 && (c.y - wy / ws).abs() < 1e-9);
             }
         }
-        for e in engines() {
+        // Held images too (the windows' pixels gathered on the device), in parts of a KiB.
+        let capped = capped_opencl_engines(1024);
+        for e in engines().iter().chain(&capped) {
             assert_eq!(e.centroids(view, &at, radius, bg).unwrap(), got);
+            let held = e.upload(view).unwrap();
+            assert_eq!(
+                e.centroids(&held, &at, radius, bg).unwrap(),
+                got,
+                "{}",
+                e.backend()
+            );
+            assert!(matches!(
+                e.centroids(&held, &[(3, 23)], 1, 0),
+                Err(Error::InvalidParameter { .. })
+            ));
         }
     }
     assert!(matches!(

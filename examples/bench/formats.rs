@@ -304,8 +304,20 @@ pub(super) fn format_held_rows(engines: &[Engine], size: u32, reps: usize) -> Ve
             8.0
         ));
         three!("blur w=8", |img| e.gaussian_blur(img, &blur));
-        three!("blur w=8 kept on the engine", |img| e.gaussian_blur_device(img, &blur));
+        three!("blur w=8 kept on the engine", |img| e
+            .gaussian_blur_device(img, &blur));
         three!("blobs > 60000 stats", |img| e.blobs(img, 60_000, &blobs));
+        // 64 windows of 17² around places on a grid (the k brightest's hits, say).
+        let points: Vec<(u32, u32)> = (0..64u32)
+            .map(|i| {
+                (
+                    (i % 8) * size / 8 + size / 16,
+                    (i / 8) * size / 8 + size / 16,
+                )
+            })
+            .collect();
+        three!("centroids of 64 windows r=8", |img| e
+            .centroids(img, &points, 8, 0));
     }
     lines.extend(brightest_from_everywhere::<Luma<u8>>(engines, size, reps));
     lines.extend(brightest_from_everywhere::<Rgba<u8>>(engines, size, reps));

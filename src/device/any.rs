@@ -51,6 +51,14 @@ pub(crate) enum HostAny<'a> {
 }
 
 impl<'a> Any<'a> {
+    /// Width and height in pixels.
+    pub(crate) fn size(&self) -> (u32, u32) {
+        match self {
+            Any::Typed(src) => (src.width(), src.height()),
+            Any::Rgba8(input) => (input.width(), input.height()),
+        }
+    }
+
     /// `f` of the image as a [`RawSource`]: an image of another format as it is (held images
     /// where they are), an RGBA8 image on the host (a held one read back: its parts are not
     /// padded to the chunks of the other formats' kernels).

@@ -294,7 +294,7 @@ impl Engine {
 
 /// The bytes of the pixels at the scan indices `kept` (ascending), one pixel after another:
 /// gathered on the device of an image an OpenCL engine holds, else from the host's pixels.
-fn gather_values(src: &RawSource<'_>, kept: &[u32]) -> Result<Vec<u8>> {
+pub(crate) fn gather_values(src: &RawSource<'_>, kept: &[u32]) -> Result<Vec<u8>> {
     let (format, width) = (src.format(), src.width());
     let bpp = format.bytes_per_pixel();
     let mut out = vec![0u8; kept.len() * bpp];
