@@ -108,7 +108,7 @@ impl Engine {
                 crate::cpu::parallel_copy(bytes, out);
                 Ok(())
             }
-            Storage::OpenCl(parts) if bpp == 4 && P::FORMAT == crate::Format::Rgba8 => {
+            Storage::OpenCl(parts) if bpp == 4 && P::FORMAT == crate::spec::Format::Rgba8 => {
                 parts.owner.download_into(parts, img.width, out)
             }
             Storage::OpenCl(_) => {
@@ -170,7 +170,7 @@ fn packed_bytes(view: &crate::image::RawView<'_>) -> Vec<u8> {
 fn held_bytes<P: Pixel>(img: &DeviceImage<P>) -> Result<Vec<u8>> {
     match &img.storage {
         Storage::Host(bytes) => Ok(bytes.clone()),
-        Storage::OpenCl(parts) if P::FORMAT == crate::Format::Rgba8 => {
+        Storage::OpenCl(parts) if P::FORMAT == crate::spec::Format::Rgba8 => {
             parts.owner.download(parts, img.width, img.height)
         }
         Storage::OpenCl(parts) => download_raw(parts, P::FORMAT, img.width, img.height),
