@@ -97,6 +97,36 @@ fn label(
     opts: &BlobOptions,
     to: LabelsTo,
 ) -> Result<(Vec<Blob>, Option<Labels>)> {
+    // From the engine's idle image buffers, and given back to them: buffers of the image's size
+    // made and freed a call cost an allocation each and, on CUDA, a context-wide synchronisation
+    // at the free. (Later users of them are on the same in-order queue.)
+    let n = view.pixel_count() as usize;
+    let parent = cl.image_buffer::<u32>(n, "the blobs' parents")?;
+    // The other buffer of the pointer jumping, then the roots' flags, then the label image.
+    let other = cl.image_buffer::<u32>(n + 1, "the roots' flags")?;
+    let rank = cl.image_buffer::<u32>(n + 1, "the roots' numbers")?;
+    // One byte a pixel (`uchar` in the kernels), in words.
+    let fg = cl.image_buffer::<u32>(n.div_ceil(4), "the foreground mask")?;
+    let result = label_with(cl, px, view, t, opts, to, (&parent, &rank, &fg), other);
+    cl.give_image_buffer(n, parent);
+    cl.give_image_buffer(n + 1, rank);
+    cl.give_image_buffer(n.div_ceil(4), fg);
+    result
+}
+
+/// [`label`] with its buffers; `other` becomes the label image kept on the device, or goes back
+/// to the engine's idle buffers.
+#[allow(clippy::too_many_arguments)]
+fn label_with(
+    cl: &Arc<ClEngine>,
+    px: &Buffer<u32>,
+    view: &RawSource<'_>,
+    t: u32,
+    opts: &BlobOptions,
+    to: LabelsTo,
+    (parent, rank, fg): (&Buffer<u32>, &Buffer<u32>, &Buffer<u32>),
+    other: Buffer<u32>,
+) -> Result<(Vec<Blob>, Option<Labels>)> {
     let (n, width, height) = (view.pixel_count() as usize, view.width(), view.height());
     let n32 = n as u32;
     let defines = variant(view.format());
@@ -113,11 +143,6 @@ fn label(
         (height as usize).div_ceil(tile_h),
     );
     let borders = height as usize * (2 * tiles_x - 1) + (tiles_y - 1) * width as usize + 1;
-    let parent = cl.buffer::<u32>(n, "the blobs' parents")?;
-    // The other buffer of the pointer jumping, then the roots' flags, then the label image.
-    let other = cl.buffer::<u32>(n + 1, "the roots' flags")?;
-    let rank = cl.buffer::<u32>(n + 1, "the roots' numbers")?;
-    let fg = cl.buffer::<u8>(n, "the foreground mask")?;
     let mut moved = cl.buffer::<u32>(1, "the pointer jumping's flag")?;
     let eight = (opts.connectivity == Connectivity::Eight) as u32;
     let mut events = Vec::new();
@@ -166,9 +191,9 @@ fn label(
     loop {
         cl.write(&mut moved, 0, &[0u32])?;
         let (from, to) = if in_parent {
-            (&parent, &other)
+            (parent, &other)
         } else {
-            (&other, &parent)
+            (&other, parent)
         };
         events.push(launch(
             BLOB_JUMP,
@@ -203,6 +228,7 @@ fn label(
     };
     if to == LabelsTo::None {
         cl.finish(&events)?;
+        cl.give_image_buffer(n + 1, other);
         return Ok((blobs, None));
     }
     let mut number_buf = cl.buffer::<u32>(m.max(1), "the blobs' numbers")?;
@@ -235,6 +261,7 @@ fn label(
     let mut out = crate::cpu::alloc_zeroed::<u32>(n);
     cl.read(&other, 0, &mut out)?;
     cl.finish(&events)?;
+    cl.give_image_buffer(n + 1, other);
     Ok((blobs, Some(Labels::Host(out))))
 }
 
