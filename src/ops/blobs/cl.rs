@@ -154,16 +154,16 @@ fn label_with(
             Arg::buf(px),
             Arg::U32(n32),
             Arg::U32(t),
-            Arg::buf(&parent),
-            Arg::buf(&fg),
+            Arg::buf(parent),
+            Arg::buf(fg),
         ],
         over_chunks,
     )?);
     events.push(launch(
         BLOB_TILES,
         &[
-            Arg::buf(&parent),
-            Arg::buf(&fg),
+            Arg::buf(parent),
+            Arg::buf(fg),
             Arg::U32(width),
             Arg::U32(height),
             Arg::U32(tile_h as u32),
@@ -176,8 +176,8 @@ fn label_with(
     events.push(launch(
         BLOB_BORDERS,
         &[
-            Arg::buf(&parent),
-            Arg::buf(&fg),
+            Arg::buf(parent),
+            Arg::buf(fg),
             Arg::U32(width),
             Arg::U32(height),
             Arg::U32(tile_h as u32),
@@ -214,17 +214,17 @@ fn label_with(
     }
     events.push(launch(
         BLOB_ROOTS,
-        &[Arg::buf(&parent), Arg::U32(n32), Arg::buf(&other)],
+        &[Arg::buf(parent), Arg::U32(n32), Arg::buf(&other)],
         over_pixels,
     )?);
-    cl_scan_into(cl, &other, n + 1, &rank, 0, &mut events)?;
+    cl_scan_into(cl, &other, n + 1, rank, 0, &mut events)?;
     let mut count = [0u32];
-    cl.read(&rank, n, &mut count)?;
+    cl.read(rank, n, &mut count)?;
     let m = count[0] as usize;
     let (blobs, number) = if m == 0 {
         (Vec::new(), Vec::new())
     } else {
-        blob_stats(cl, px, view, opts, (&parent, &rank), m, &mut events)?
+        blob_stats(cl, px, view, opts, (parent, rank), m, &mut events)?
     };
     if to == LabelsTo::None {
         cl.finish(&events)?;
@@ -238,9 +238,9 @@ fn label_with(
     events.push(launch(
         BLOB_LABELS,
         &[
-            Arg::buf(&parent),
+            Arg::buf(parent),
             Arg::U32(n32),
-            Arg::buf(&rank),
+            Arg::buf(rank),
             Arg::buf(&number_buf),
             Arg::buf(&other),
         ],
