@@ -14,6 +14,7 @@ use crate::image::{RawView, check_pixel_count};
 use crate::opencl::{Arg, ClEngine};
 use crate::ops::probe::{compare, probe_raw, unknown};
 use crate::spec::{Format, RawHit};
+use opencl3::memory::Buffer;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -31,8 +32,10 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
     };
     let both = |e: &Engine| -> Result<(Vec<u32>, Vec<u32>)> {
         Ok((
-            e.kept_indices(RawSource::Host(raw.view()), t, flip)?,
-            e.kept_indices(RawSource::Host(raw.view()), half, flip)?,
+            e.kept_indices(RawSource::Host(raw.view()), t, flip)?
+                .indices,
+            e.kept_indices(RawSource::Host(raw.view()), half, flip)?
+                .indices,
         ))
     };
     compare("the compaction", both(e), both(&Engine::cpu()))
@@ -141,9 +144,18 @@ fn keep_where(flags: impl Iterator<Item = bool>, base: u32, out: &mut Vec<u32>) 
     }
 }
 
+/// The scan indices of the kept pixels, and (where the device gathered them) their bytes.
+struct Kept {
+    indices: Vec<u32>,
+    values: Option<Vec<u8>>,
+}
+
 /// [`cpu_kept`] on `cl`: per part of the image, the groups' counts, their offsets scanned on
-/// the host, then each group's indices.
-fn cl_kept(cl: &Arc<ClEngine>, src: &RawSource<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
+/// the host, then each group's indices; of an image this engine holds, the kept pixels' bytes
+/// gathered from its part by the indices still on the device.
+fn cl_kept(cl: &Arc<ClEngine>, src: &RawSource<'_>, t: u32, flip: u32) -> Result<Kept> {
+    let held = src.parts_on(cl).is_some();
+    let mut values = Vec::new();
     let variant = crate::ops::reduce::typed::variant(src.format());
     let chunk = crate::ops::reduce::typed::chunk_bytes(src.format());
     let ppc = (chunk / src.format().bytes_per_pixel()) as u32;
@@ -203,21 +215,65 @@ fn cl_kept(cl: &Arc<ClEngine>, src: &RawSource<'_>, t: u32, flip: u32) -> Result
         let mut indices = vec![0u32; total as usize];
         cl.read(&out, 0, &mut indices)?;
         events.push(keep);
+        if held {
+            let (gather, bytes) = gather_on(cl, src.format(), buf, &out, total as usize)?;
+            events.push(gather);
+            values.extend_from_slice(&bytes);
+        }
         let first = range.first_pixel(src.width()) as u32;
         kept.extend(indices.into_iter().map(|i| first + i));
         Ok(())
     })?;
     cl.finish(&events)?;
-    Ok(kept)
+    Ok(Kept {
+        indices: kept,
+        values: held.then_some(values),
+    })
+}
+
+/// The bytes of the `m` pixels of the part `px` at the part's indices `idx` (on the device),
+/// one pixel after another (`typed_gather`), and its event.
+fn gather_on(
+    cl: &Arc<ClEngine>,
+    format: Format,
+    px: &Buffer<u32>,
+    idx: &Buffer<u32>,
+    m: usize,
+) -> Result<(opencl3::event::Event, Vec<u8>)> {
+    let bpp = format.bytes_per_pixel();
+    let words = (m * bpp).div_ceil(4);
+    let values = cl.buffer::<u32>(words, "the kept pixels' values")?;
+    let wg = cl.grid.wg;
+    let args = [
+        Arg::buf(px),
+        Arg::buf(idx),
+        Arg::U32(m as u32),
+        Arg::buf(&values),
+    ];
+    let variant = crate::ops::reduce::typed::variant(format);
+    let event = cl.launch_variant(TYPED_GATHER, variant, &args, m.div_ceil(wg) * wg, wg)?;
+    let mut host = vec![0u32; words];
+    cl.read(&values, 0, &mut host)?;
+    let mut bytes = bytemuck::cast_slice::<u32, u8>(&host).to_vec();
+    bytes.truncate(m * bpp);
+    Ok((event, bytes))
 }
 
 impl Engine {
     /// The scan indices of the pixels of `view` whose order key, after `flip`, is above `t`.
-    pub(super) fn kept_indices(&self, src: RawSource<'_>, t: u32, flip: u32) -> Result<Vec<u32>> {
+    fn kept_indices(&self, src: RawSource<'_>, t: u32, flip: u32) -> Result<Kept> {
         if src.pixel_count() == 0 {
-            return Ok(Vec::new());
+            return Ok(Kept {
+                indices: Vec::new(),
+                values: None,
+            });
         }
-        let on_cpu = || Ok(cpu_kept(&src.host()?.raw(), t, flip));
+        let on_cpu = || {
+            Ok(Kept {
+                indices: cpu_kept(&src.host()?.raw(), t, flip),
+                values: None,
+            })
+        };
         self.dispatch(
             family(src.format()),
             &(src.format(), t, flip),
@@ -246,10 +302,24 @@ impl Engine {
         let (kept, t) = match cut {
             Some(t) => (self.kept_indices(src, t, flip)?, t),
             // Every pixel is a candidate: no pass on a device could keep fewer.
-            None => (every_keyed(&src.host()?.raw()), 0),
+            None => (
+                Kept {
+                    indices: every_keyed(&src.host()?.raw()),
+                    values: None,
+                },
+                0,
+            ),
         };
-        // The kept pixels' bytes, in `kept`'s order; the `j`th kept pixel below.
-        let values = gather_values(&src, &kept)?;
+        let bpp = src.format().bytes_per_pixel();
+        // The kept pixels' bytes, in `kept`'s order (the `j`th kept pixel below): gathered by the
+        // device that found them, or now.
+        let (kept, values) = match kept.values {
+            Some(v) if v.len() == kept.indices.len() * bpp => (kept.indices, v),
+            _ => {
+                let values = gather_values(&src, &kept.indices)?;
+                (kept.indices, values)
+            }
+        };
         let (w, bpp, format) = (src.width(), src.format().bytes_per_pixel(), src.format());
         let pixel = |j: u32| &values[j as usize * bpp..(j as usize + 1) * bpp];
         let order_of = |j: u32| format.order_key(pixel(j));
@@ -306,7 +376,6 @@ pub(crate) fn gather_values(src: &RawSource<'_>, kept: &[u32]) -> Result<Vec<u8>
         RawSource::Host(_) => return gather_host(src, kept, out),
     };
     let cl = &parts.owner;
-    let variant = crate::ops::reduce::typed::variant(format);
     let mut events = Vec::new();
     let mut done = 0;
     for p in &parts.parts {
@@ -322,20 +391,9 @@ pub(crate) fn gather_values(src: &RawSource<'_>, kept: &[u32]) -> Result<Vec<u8>
             .collect();
         let mut idx = cl.buffer::<u32>(m, "the kept pixels' indices")?;
         cl.write(&mut idx, 0, &local)?;
-        let words = (m * bpp).div_ceil(4);
-        let values = cl.buffer::<u32>(words, "the kept pixels' values")?;
-        let wg = cl.grid.wg;
-        let args = [
-            Arg::buf(&p.buffer),
-            Arg::buf(&idx),
-            Arg::U32(m as u32),
-            Arg::buf(&values),
-        ];
-        events.push(cl.launch_variant(TYPED_GATHER, variant, &args, m.div_ceil(wg) * wg, wg)?);
-        let mut host = vec![0u32; words];
-        cl.read(&values, 0, &mut host)?;
-        out[done * bpp..(done + m) * bpp]
-            .copy_from_slice(&bytemuck::cast_slice::<u32, u8>(&host)[..m * bpp]);
+        let (event, bytes) = gather_on(cl, format, &p.buffer, &idx, m)?;
+        events.push(event);
+        out[done * bpp..(done + m) * bpp].copy_from_slice(&bytes);
         done += m;
     }
     cl.finish(&events)?;
