@@ -24,7 +24,9 @@ pub use crate::engine::{BackendInfo, BackendKind, DriverVerdict, Engine};
 pub use crate::error::{Error, Result};
 pub use crate::image::ImageView;
 pub use crate::opencl::{DeviceInfo, DeviceType, ProgramOrigin, ProgramRecord, devices};
-pub use crate::ops::blobs::{Blob, BlobOptions, Blobs, Centroid, Connectivity, LabelImage};
+pub use crate::ops::blobs::{
+    Blob, BlobOptions, Blobs, Centroid, Connectivity, LabelImage, blob_weight_exponent,
+};
 pub use crate::ops::blur::{Border, GaussianBlur, MAX_RADIUS};
 pub use crate::ops::compact::CompactOrder;
 pub use crate::ops::histogram::bins::{Bins, MAX_BINS};

@@ -21,6 +21,12 @@
  * nothing reads), and whether a pixel is foreground is read from a mask that never changes, so
  * no kernel has a data race. CLPIX_FORMAT chooses the format (formats.h);
  * the image is packed (n pixels, rows of `width`), padded to whole chunks.
+ *
+ * Keys are the format's integer keys, or the order keys of f32 (NaN 0: never above t). A blob
+ * pixel's weight is key − background, or of f32 keys max(⌊k·2^s⌋ − base, 1) from the float's
+ * bits alone (weight_of: no float arithmetic), s and base = ⌊b·2^s⌋ from the host, which
+ * chose s from the largest key above t (blob_init's `largest`) so that every weight fits 32
+ * bits.
  */
 #define NONE 0xffffffffu
 #define TILE_W 32u
@@ -57,16 +63,57 @@
 
 #define LOAD(p, i) atomic_or(&(p)[i], 0u)
 
+#if FLOAT_KEYS
+#define KEY(w, j) order_of_bits(float_key_bits(w, j))
+#else
+#define KEY(w, j) int_key(w, j)
+#endif
+
+/* ⌊v·2^s⌋ of the f32 of order key `key` (finite; a blob pixel's, so below 2^34 · 2^24). */
+inline long fixed_of(uint key, int s) {
+    uint bits = (key >> 31) ? (key & 0x7fffffffu) : ~key;
+    uint field = (bits >> 23) & 0xffu, fraction = bits & 0x7fffffu;
+    if (field == 0u && fraction == 0u) return 0l;
+    long m = field == 0u ? (long)fraction : (long)(fraction | 0x800000u);
+    int sh = (field == 0u ? 1 : (int)field) - 150 + s;
+    int negative = bits >> 31;
+    if (sh >= 0) return negative ? -(m << sh) : m << sh;
+    if (-sh >= 32) return negative ? -1l : 0l;
+    return negative ? -((m + (1l << -sh) - 1l) >> -sh) : m >> -sh;
+}
+
+/* The weight of a blob pixel of key `key`. */
+inline ulong weight_of(uint key, uint background, int s, long base) {
+#if FLOAT_KEYS
+    return (ulong)max(fixed_of(key, s) - base, 1l);
+#else
+    return (ulong)(key - background);
+#endif
+}
+
+/* Also the largest key above t, into `largest` (f32 keys: the host chooses the weights' unit
+   from it; one word of local memory in `lmax`). */
 __kernel void blob_init(__global const uint* px, uint n, uint t, __global uint* parent,
-                        __global uchar* fg) {
+                        __global uchar* fg, __global uint* largest, volatile __local uint* lmax) {
+    uint top = 0u;
+#if FLOAT_KEYS
+    if (get_local_id(0) == 0u) *lmax = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 #define VISIT_INIT(w, first, count)                                                            \
     for (uint j = 0; j < (count); ++j) {                                                       \
-        uint in = int_key(w, j) > t;                                                           \
+        uint key = KEY(w, j), in = key > t;                                                    \
         parent[(first) + j] = in ? (first) + j : NONE;                                         \
         fg[(first) + j] = (uchar)in;                                                           \
+        top = in ? max(top, key) : top;                                                        \
     }
     FOR_EACH_CHUNK(px, n, VISIT_INIT)
 #undef VISIT_INIT
+#if FLOAT_KEYS
+    if (top) atomic_max(lmax, top);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0u && *lmax) atomic_max(largest, *lmax);
+#endif
 }
 
 /* --- union-find, in local memory (a tile) and in global memory (across tiles) --- */
@@ -248,7 +295,7 @@ ADD_WIDE(add_wide_local, __local)
 /* A run of pixels of one blob in one row, summed before it goes to the table. */
 typedef struct {
     uint root, x0, y, count, end, peak;
-    ulong keys, weights, wx;
+    ulong keys, weights, wd; /* wd: Σ w·(x − x0) */
 } Run;
 
 /* Adds a run's sums (or a table entry's, `wide` its three-word sums) to a row of statistics. */
@@ -284,14 +331,17 @@ inline void flush(Run* r, __global const uint* rank, __global uint* stats,
     if (r->count == 0u) return;
     ulong wy = r->weights * r->y;
     uint wy_hi = (uint)mul_hi(r->weights, (ulong)r->y);
+    /* Σ w·x = Σ w · x0 + Σ w·(x − x0), in 96 bits. */
+    ulong wx = r->weights * r->x0 + r->wd;
+    uint wx_hi = (uint)mul_hi(r->weights, (ulong)r->x0) + (wx < r->wd ? 1u : 0u);
     uint x1 = r->x0 + r->count - 1u;
     uint s = slot_of(keys, r->root);
     if (s == NONE) {
         add_sums_global(stats + (ulong)rank[r->root] * STATS_WORDS, r->count, r->x0, x1, r->y,
-                        r->keys, r->weights, r->wx, 0u, wy, wy_hi, r->peak);
+                        r->keys, r->weights, wx, wx_hi, wy, wy_hi, r->peak);
     } else {
         add_sums_local(table + s * STATS_WORDS, r->count, r->x0, x1, r->y, r->keys, r->weights,
-                       r->wx, 0u, wy, wy_hi, r->peak);
+                       wx, wx_hi, wy, wy_hi, r->peak);
     }
     /* The run that starts at the root (the blob's first pixel) names it. */
     if (r->end - r->count == r->root) stats[(ulong)rank[r->root] * STATS_WORDS + S_ROOT] = r->root;
@@ -299,32 +349,33 @@ inline void flush(Run* r, __global const uint* rank, __global uint* stats,
 }
 
 inline void stats_chunk(const uint* w, uint first, uint count, uint width, uint background,
-                        __global const uint* parent, __global const uint* rank,
+                        int s, long base, __global const uint* parent, __global const uint* rank,
                         __global uint* stats, volatile __local uint* keys,
                         volatile __local uint* table, Run* run) {
     uint x = first % width, y = first / width;
     for (uint j = 0; j < count; ++j) {
         uint i = first + j, root = parent[i];
         /* A run ends at background, at another blob, at a row's start, after a gap (the next
-           chunk of a grid-stride walk) and every 2^16 pixels (its u64 sums stay exact). */
+           chunk of a grid-stride walk) and every 2^16 pixels (its u64 sums stay exact: weights
+           below 2^32). */
         if (run->count &&
             (root != run->root || i != run->end || x == 0u || run->count == 65536u))
             flush(run, rank, stats, keys, table);
         if (root != NONE) {
-            uint key = int_key(w, j);
-            ulong wgt = (ulong)(key - background);
+            uint key = KEY(w, j);
+            ulong wgt = weight_of(key, background, s, base);
             if (run->count == 0u) {
                 run->root = root;
                 run->x0 = x;
                 run->y = y;
-                run->keys = run->weights = run->wx = 0ul;
+                run->keys = run->weights = run->wd = 0ul;
                 run->peak = 0u;
             }
             run->count++;
             run->end = i + 1u;
             run->keys += key;
             run->weights += wgt;
-            run->wx += wgt * x;
+            run->wd += wgt * (x - run->x0);
             run->peak = max(run->peak, key);
         }
         if (++x == width) {
@@ -358,14 +409,15 @@ inline void table_init(__local uint* keys, __local uint* table) {
 }
 
 /* keys: BLOB_SLOTS words, table: BLOB_SLOTS × STATS_WORDS words of local memory. */
-__kernel void blob_stats(__global const uint* px, uint n, uint width, uint background,
-                         __global const uint* parent, __global const uint* rank,
+__kernel void blob_stats(__global const uint* px, uint n, uint width, uint background, int s,
+                         long base, __global const uint* parent, __global const uint* rank,
                          __global uint* stats, __local uint* keys, __local uint* table) {
     table_init(keys, table);
     Run run;
     run.count = 0u;
 #define VISIT_STATS(w, first, count)                                                           \
-    stats_chunk(w, first, count, width, background, parent, rank, stats, keys, table, &run)
+    stats_chunk(w, first, count, width, background, s, base, parent, rank, stats, keys, table,   \
+                &run)
     FOR_EACH_CHUNK(px, n, VISIT_STATS)
 #undef VISIT_STATS
     flush(&run, rank, stats, keys, table);
@@ -382,7 +434,7 @@ inline void peak_chunk(const uint* w, uint first, uint count, __global const uin
         uint root = parent[first + j];
         if (root == NONE) continue;
         __global uint* s = stats + (ulong)rank[root] * STATS_WORDS;
-        if (int_key(w, j) != s[S_PEAK]) continue;
+        if (KEY(w, j) != s[S_PEAK]) continue;
         uint slot = slot_of(keys, root);
         if (slot == NONE) atomic_min(&s[S_PEAK_AT], first + j);
         else atomic_min(&at[slot], first + j);

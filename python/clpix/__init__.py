@@ -6,7 +6,7 @@ place. The Gaussian blur, the brightest and darkest pixel, the k brightest and d
 (:func:`extremes`), the statistics, the histograms with bins per call (:func:`histogram`,
 :func:`histogram_keys`), :func:`compact` and :func:`compacted_image` take every pixel format:
 ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)`` (RGB,
-``uint8`` only) or ``(H, W, 4)`` (RGBA); :func:`blobs` (connected components) and
+``uint8`` only) or ``(H, W, 4)`` (RGBA), as do :func:`blobs` (connected components);
 :func:`centroids` the integer-key ones (``uint8`` and ``uint16``). Every backend gives the
 same results, bit for bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 from ._clpix import (
     BLOB_DTYPE,
+    BLOB_F32_DTYPE,
     CENTROID_DTYPE,
     HIT_DTYPE,
     MAX_BINS,
@@ -45,6 +46,7 @@ from ._clpix import (
     FormatHit,
     Hit,
     LuminanceStats,
+    blob_weight_exponent,
     devices,
     luminance,
 )
@@ -54,6 +56,7 @@ _time_rust = _clpix._time_rust  # for bench/bench.py, not part of the API
 
 __all__ = [
     "BLOB_DTYPE",
+    "BLOB_F32_DTYPE",
     "CENTROID_DTYPE",
     "HIT_DTYPE",
     "MAX_BINS",
@@ -66,6 +69,7 @@ __all__ = [
     "FormatHit",
     "Hit",
     "LuminanceStats",
+    "blob_weight_exponent",
     "blobs",
     "centroids",
     "compact",
@@ -184,20 +188,22 @@ def exclusive_scan(values: np.ndarray) -> np.ndarray:
 
 def blobs(
     img: np.ndarray,
-    threshold: int,
+    threshold: Union[int, float],
     connectivity: int = 8,
     min_area: int = 1,
     max_area: Optional[int] = None,
-    background: int = 0,
+    background: Union[int, float] = 0,
     labels: bool = True,
+    weight_exponent: Optional[int] = None,
 ) -> Tuple[Optional[np.ndarray], np.ndarray]:
     """The blobs (connected components) of the pixels whose key is above ``threshold`` in an
-    image of an integer-key format (uint8 of shape ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)``;
-    uint16 of shape ``(H, W)`` or ``(H, W, 4)``), on the default engine (see
+    image of any format (uint8 of shape ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)``; uint16 or
+    float32 of shape ``(H, W)`` or ``(H, W, 4)``), on the default engine (see
     ``Engine.blobs``): ``(labels, stats)``, the ``(H, W)`` uint32 label image (None for
-    ``labels=False``) and a structured array of :data:`BLOB_DTYPE`, one record a blob."""
+    ``labels=False``) and a structured array of :data:`BLOB_DTYPE` (:data:`BLOB_F32_DTYPE`
+    for float32), one record a blob."""
     return default_engine().blobs(
-        img, threshold, connectivity, min_area, max_area, background, labels
+        img, threshold, connectivity, min_area, max_area, background, labels, weight_exponent
     )
 
 

@@ -44,6 +44,10 @@ column of the blob's first pixel in scan order, in row ``min_y``), ``key_sum`` (
 ``weight_sum`` (u8: Σ (key − background)), ``centroid_x``, ``centroid_y`` (f8: the
 weighted centroid, pixel centres at integer coordinates), ``peak_x``, ``peak_y``, ``peak_key``
 (u4: the greatest key, the first in scan order among equals)."""
+BLOB_F32_DTYPE: Final[np.dtype]
+"""The blob records of float32 images: :data:`BLOB_DTYPE` with ``key_sum`` and ``weight_sum``
+as f8 (the exact integer sums of the weights times their unit ``2^-s``, rounded once; the
+key sum of a float image is its weight sum) and ``peak_key`` as f4."""
 CENTROID_DTYPE: Final[np.dtype]
 """The records of :meth:`Engine.centroids` (packed, native byte order): ``x``, ``y`` (f8: the
 weighted centre, pixel centres at integer coordinates) and ``weight_sum`` (u8: Σ max(key −
@@ -340,36 +344,41 @@ class Engine:
         another dtype, ValueError for another shape (of the image or of ``out``)."""
     def blobs(
         self,
-        img: Union[ImageU8, ImageU16],
-        threshold: int,
+        img: AnyImage,
+        threshold: Union[int, float],
         connectivity: Connectivity = 8,
         min_area: int = 1,
         max_area: Optional[int] = None,
-        background: int = 0,
+        background: Union[int, float] = 0,
         labels: bool = True,
+        weight_exponent: Optional[int] = None,
     ) -> Tuple[Optional[npt.NDArray[np.uint32]], BlobStats]:
         """The blobs (connected components) of the pixels whose key (see :class:`FormatHit`)
-        is strictly above ``threshold`` (an integer in 0..= the format's largest key, as
-        :meth:`compact`'s) in an image of an integer-key format: uint8 of shape ``(H, W)``,
-        ``(H, W, 3)`` or ``(H, W, 4)``, uint16 of shape ``(H, W)`` or ``(H, W, 4)``, any
-        strides. ``connectivity``: 8 (the diagonals too) or 4. The blobs of fewer than
+        is strictly above ``threshold`` (of the key's type, as :meth:`compact`'s; NaN never)
+        in an image of any format: uint8 of shape ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)``,
+        uint16 or float32 of shape ``(H, W)`` or ``(H, W, 4)``, any strides. Of float32 the
+        weights are exact integers ``max(⌊k·2^s⌋ − ⌊background·2^s⌋, 1)``, ``s`` from the
+        largest key above the threshold (:func:`blob_weight_exponent`) unless
+        ``weight_exponent`` fixes it, and the records are :data:`BLOB_F32_DTYPE`'s; a blob
+        pixel of +inf is a ValueError. ``connectivity``: 8 (the diagonals too) or 4. The blobs of fewer than
         ``min_area`` or more than ``max_area`` pixels are dropped; the others are numbered
         1..n in the scan order of their first pixels. Returns ``(labels, stats)``: the
         C-contiguous ``(H, W)`` uint32 label image (0 for background and dropped blobs; None
         for ``labels=False``) and :data:`BlobStats` (:data:`BLOB_DTYPE`), exact integer sums,
         each pixel weighing ``key − background`` in ``weight_sum`` and the centroid
         (``background`` at most ``threshold``): ``x̄ = q + r / Σw`` with ``q, r =
-        divmod(Σ w·x, Σ w)``, in float64. TypeError for another dtype (float32 too: float
-        blobs are not built yet) or a non-integer threshold; ValueError for another shape, a
+        divmod(Σ w·x, Σ w)``, in float64. TypeError for another dtype or a threshold not of
+        the key's type; ValueError for another shape, a
         connectivity other than 4 or 8, a threshold out of range, ``min_area > max_area``, a
         negative area, a background above the threshold. An image without pixels has no
         blobs."""
     def _blobs_exact(
         self,
-        img: Union[ImageU8, ImageU16],
-        threshold: int,
+        img: AnyImage,
+        threshold: Union[int, float],
         connectivity: Connectivity = 8,
-        background: int = 0,
+        background: Union[int, float] = 0,
+        weight_exponent: Optional[int] = None,
     ) -> Tuple[npt.NDArray[np.uint32], np.ndarray]:
         """:meth:`blobs` of every area with the label image, the statistics of
         :data:`_BLOB_EXACT_DTYPE` (for ``clpix.dask``)."""
@@ -397,6 +406,11 @@ class Engine:
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:
         """The luminance of every pixel, ``(H, W)`` uint16 (as :func:`luminance`)."""
 
+def blob_weight_exponent(largest: float, background: float) -> int:
+    """The weights' exponent ``s`` of the blobs of a float32 image whose largest key above the
+    threshold is ``largest`` (both as float32): the largest ``s`` with ``⌊largest·2^s⌋ −
+    ⌊background·2^s⌋ < 2^32``; 0 where ``largest`` is not above ``background``. ValueError
+    for values that are not finite."""
 def devices() -> List[Device]:
     """Every OpenCL device found; empty without an OpenCL loader or platform."""
 

@@ -18,6 +18,12 @@ task. Used by :func:`clpix.dask.blobs` (re-exported there).
    (each step rounded once, as clpix does in f64).
 3. The label image (lazy) labels each chunk again when computed and maps its labels to the
    global numbers with a table per chunk from the merge.
+
+Of float32 images a first pass finds the whole image's largest key (each chunk's, by
+``luminance_stats``), from which ``clpix.blob_weight_exponent`` gives the one unit of the
+weights every chunk then uses (``weight_exponent``): the chunks' integer sums add exactly, and
+the records become :data:`clpix.BLOB_F32_DTYPE`'s at the end (the peak from its order key, the
+sums times the unit), as the single call's.
 """
 
 from __future__ import annotations
@@ -34,18 +40,20 @@ import clpix
 from . import _dask_formats as _formats
 from ._dask_engines import engine
 
-ACCEPTED = "uint8 of shape (H, W), (H, W, 3) or (H, W, 4), or uint16 of shape (H, W) or (H, W, 4)"
-_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16))
+ACCEPTED = (
+    "uint8 of shape (H, W), (H, W, 3) or (H, W, 4), or uint16 or float32 of shape (H, W) or "
+    "(H, W, 4)"
+)
+_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
 _I64_MAX = np.iinfo(np.int64).max
 
 
 def _as_blob_image(img: Any) -> da.Array:
-    """``img`` as a checked Dask image of an integer-key format."""
+    """``img`` as a checked Dask image of a format blobs take."""
     dtype = getattr(img, "dtype", None)
     if isinstance(img, (np.ndarray, da.Array)) and (dtype not in _DTYPES or not dtype.isnative):
         raise TypeError(
-            f"blobs take the integer-key formats: expected an image of {ACCEPTED} (native byte "
-            f"order); got dtype {dtype}"
+            f"blobs take: an image of {ACCEPTED} (native byte order); got dtype {dtype}"
         )
     return _formats.as_any_image(img)
 
@@ -57,19 +65,34 @@ def _offsets(chunks: Tuple[int, ...]) -> List[int]:
 # --- the chunks' tasks ---------------------------------------------------------------------
 
 
-def _chunk_part(block, threshold, connectivity, background, backend):
+def _chunk_part(block, threshold, connectivity, background, exponent, backend):
     """A chunk's blobs (every area) as ``(stats, (top, bottom, left, right))``: the exact
-    statistics in the chunk's coordinates and the border lines of its label image."""
-    labels, stats = engine(backend)._blobs_exact(block, threshold, connectivity, background)
+    statistics in the chunk's coordinates (float32: weights in units of ``2^-exponent``) and
+    the border lines of its label image."""
+    labels, stats = engine(backend)._blobs_exact(
+        block, threshold, connectivity, background, exponent
+    )
     edges = (labels[0].copy(), labels[-1].copy(), labels[:, 0].copy(), labels[:, -1].copy())
     return stats, edges
 
 
-def _label_block(block, table, threshold, connectivity, background, backend):
+def _label_block(block, table, threshold, connectivity, background, exponent, backend):
     """A chunk of the label image: the chunk labelled again, its labels mapped by ``table``
     (local label → global label, 0 for background and dropped blobs)."""
-    labels = engine(backend).blobs(block, threshold, connectivity, 1, None, background, True)[0]
+    labels = engine(backend).blobs(
+        block, threshold, connectivity, 1, None, background, True, exponent
+    )[0]
     return table[labels]
+
+
+def _largest_key(block, backend) -> float:
+    """The largest key of a float32 chunk (NaN where it has only NaN keys, or none)."""
+    if block.size == 0:
+        return float("nan")
+    try:
+        return float(engine(backend).luminance_stats(block).max)
+    except ValueError:  # every key NaN: no statistics
+        return float("nan")
 
 
 # --- the merge -----------------------------------------------------------------------------
@@ -147,10 +170,18 @@ def _centroid(q: np.ndarray, r: np.ndarray, d: np.ndarray) -> np.ndarray:
     return q.astype(np.float64) + r.astype(np.float64) / d.astype(np.float64)
 
 
-def _merge(width, ys, xs, eight, min_area, max_area, *parts):
-    """The whole image's statistics (``clpix.BLOB_DTYPE``, in label order) and, for each chunk,
-    the table of its labels' global numbers (uint32, index 0 for background), from the
-    chunks' parts (in chunk-row order; chunk c at row ``ys[c // len(xs)]``, column
+def _f32_of_order(k: np.ndarray) -> np.ndarray:
+    """The float32 of each order key (docs/SPEC.md: numbers in order, as unsigned words)."""
+    k = k.astype(np.uint32)
+    bits = np.where(k >> 31 == 1, k & np.uint32(0x7FFFFFFF), ~k).astype(np.uint32)
+    return bits.view(np.float32)
+
+
+def _merge(width, ys, xs, eight, min_area, max_area, exponent, *parts):
+    """The whole image's statistics (``clpix.BLOB_DTYPE``, or ``BLOB_F32_DTYPE`` where the
+    weights' ``exponent`` of float32 keys is given; in label order) and, for each chunk, the
+    table of its labels' global numbers (uint32, index 0 for background), from the chunks'
+    parts (in chunk-row order; chunk c at row ``ys[c // len(xs)]``, column
     ``xs[c % len(xs)]``)."""
     nj = len(xs)
     grid = (len(ys), nj)
@@ -158,8 +189,9 @@ def _merge(width, ys, xs, eight, min_area, max_area, *parts):
     counts = np.array([len(s) for s in stats], dtype=np.int64)
     base = np.concatenate(([0], np.cumsum(counts)))
     total = int(base[-1])
+    dtype = clpix.BLOB_DTYPE if exponent is None else clpix.BLOB_F32_DTYPE
     if total == 0:
-        return np.zeros(0, clpix.BLOB_DTYPE), [np.zeros(1, np.uint32) for _ in parts]
+        return np.zeros(0, dtype), [np.zeros(1, np.uint32) for _ in parts]
     s = np.concatenate(stats)
     chunk = np.repeat(np.arange(len(parts)), counts)
     y0 = np.array(ys, np.int64)[chunk // nj]
@@ -190,7 +222,8 @@ def _merge(width, ys, xs, eight, min_area, max_area, *parts):
     peak_at = (col("peak_y") + y0) * width + col("peak_x") + x0
     peak_at = np.where(peak_key == best[comp], peak_at, _I64_MAX)
     peak = by(peak_at, np.minimum)
-    weight = by(col("weight_sum"), np.add)
+    # Sums of weights and keys as uint64 (float32's weights of 32 bits: totals below 2^64).
+    weight = by(s["weight_sum"].astype(np.uint64), np.add)
     # The weighted sums' quotients in the whole image's coordinates (the remainders stay).
     xq, yq = col("wx_q") + x0, col("wy_q") + y0
     xr, yr = col("wx_r"), col("wy_r")
@@ -216,7 +249,7 @@ def _merge(width, ys, xs, eight, min_area, max_area, *parts):
     number = np.zeros(len(roots), np.uint32)
     number[kept] = np.arange(1, len(kept) + 1, dtype=np.uint32)
 
-    out = np.zeros(len(kept), clpix.BLOB_DTYPE)
+    out = np.zeros(len(kept), dtype)
     out["label"] = number[kept]
     out["area"] = area[kept]
     out["min_x"] = by(col("min_x") + x0, np.minimum)[kept]
@@ -224,13 +257,19 @@ def _merge(width, ys, xs, eight, min_area, max_area, *parts):
     out["max_x"] = by(col("max_x") + x0, np.maximum)[kept]
     out["max_y"] = by(col("max_y") + y0, np.maximum)[kept]
     out["first_x"] = first[kept] % width
-    out["key_sum"] = by(col("key_sum"), np.add)[kept]
-    out["weight_sum"] = weight[kept]
+    key_sum = by(s["key_sum"].astype(np.uint64), np.add)[kept]
+    if exponent is None:
+        out["key_sum"] = key_sum
+        out["weight_sum"] = weight[kept]
+    else:
+        # The exact sums times the unit 2^-s: one rounding (uint64 to float64), as clpix's.
+        out["key_sum"] = np.ldexp(key_sum.astype(np.float64), -exponent)
+        out["weight_sum"] = np.ldexp(weight[kept].astype(np.float64), -exponent)
     out["centroid_x"] = cx[kept]
     out["centroid_y"] = cy[kept]
     out["peak_x"] = peak[kept] % width
     out["peak_y"] = peak[kept] // width
-    out["peak_key"] = best[kept]
+    out["peak_key"] = best[kept] if exponent is None else _f32_of_order(best[kept])
 
     labels = number[comp]
     tables = [
@@ -245,20 +284,22 @@ def _merge(width, ys, xs, eight, min_area, max_area, *parts):
 
 def blobs(
     img: Any,
-    threshold: int,
+    threshold: Any,
     connectivity: int = 8,
     min_area: int = 1,
     max_area: Optional[int] = None,
-    background: int = 0,
+    background: Any = 0,
     labels: bool = True,
     *,
     backend: Optional[str] = None,
 ) -> Tuple[Optional[da.Array], np.ndarray]:
-    """The blobs of an image of an integer-key format (uint8 of shape (H, W), (H, W, 3) or
-    (H, W, 4); uint16 of shape (H, W) or (H, W, 4)) chunked in H and W, exactly as
+    """The blobs of an image of any format (uint8 of shape (H, W), (H, W, 3) or (H, W, 4);
+    uint16 or float32 of shape (H, W) or (H, W, 4)) chunked in H and W, exactly as
     ``clpix.blobs`` on the whole image: ``(labels, stats)``, the label image a lazy ``(H, W)``
     uint32 Dask array chunked as the image (None for ``labels=False``), the statistics a
-    NumPy structured array of ``clpix.BLOB_DTYPE`` (computed at once).
+    NumPy structured array of ``clpix.BLOB_DTYPE`` (``BLOB_F32_DTYPE`` for float32; computed
+    at once). Of float32 the chunks' weights share the unit the whole image's largest key
+    gives (a first pass over the chunks finds it).
 
     Each chunk is labelled alone, in parallel; the blobs that cross chunk borders are joined
     (union-find over the chunks' border lines) and their statistics combined exactly, then the
@@ -281,15 +322,24 @@ def blobs(
     blocks = blocks[np.ix_(rows, cols)]
     ys = [_offsets(img.chunks[0])[i] for i in rows]
     xs = [_offsets(img.chunks[1])[j] for j in cols]
+    exponent = None
+    if img.dtype == np.float32:
+        # The whole image's largest key, then the one unit of every chunk's weights.
+        tops = dask.compute(*[delayed(_largest_key, pure=True)(b, backend) for b in blocks.ravel()])
+        tops = [t for t in tops if not np.isnan(t)]
+        largest = max(tops) if tops else float("nan")
+        above = bool(largest > np.float32(threshold))
+        exponent = clpix.blob_weight_exponent(largest, float(background)) if above else 0
     parts = [
-        delayed(_chunk_part, pure=True)(b, threshold, connectivity, background, backend)
+        delayed(_chunk_part, pure=True)(b, threshold, connectivity, background, exponent, backend)
         for b in blocks.ravel()
     ]
-    args = (img.shape[1], ys, xs, connectivity == 8, min_area, max_area)
+    args = (img.shape[1], ys, xs, connectivity == 8, min_area, max_area, exponent)
     stats, tables = dask.compute(delayed(_merge, pure=True)(*args, *parts))[0]
     if not labels:
         return None, stats
-    return _label_image(img, rows, cols, tables, (threshold, connectivity, background, backend)), stats
+    label_args = (threshold, connectivity, background, exponent, backend)
+    return _label_image(img, rows, cols, tables, label_args), stats
 
 
 def _label_image(img: da.Array, rows: List[int], cols: List[int], tables, args) -> da.Array:

@@ -1,12 +1,14 @@
-//! `Engine.blobs` on NumPy arrays of the integer-key formats (mono8, mono16, RGB8, RGBA8,
-//! RGBA16): the connected components of the pixels whose key is above a threshold, as clpix's
+//! `Engine.blobs` on NumPy arrays of every format (mono8, mono16, mono float32, RGB8, RGBA8,
+//! RGBA16, RGBA float32): the connected components of the pixels whose key is above a threshold, as clpix's
 //! `Engine::blobs` finds them (docs/SPEC.md, "Blobs"), run without the GIL: the label image as
 //! a `(H, W)` uint32 array, and the statistics as a structured array of [`BLOB_DTYPE`]'s
-//! fields, built in Rust (one allocation, no Python object a blob).
+//! fields, built in Rust (one allocation, no Python object a blob). Of float32 images the
+//! sums are floats (the exact integer weights times their unit `2^-s`).
 //!
 //! `Engine._blobs_exact` (for `clpix.dask`) gives the statistics with four more fields: the
 //! integer quotients and remainders of `Σ w·x` and `Σ w·y` by `Σ w`, from which the chunks of a
-//! Dask image add the exact sums of the blobs they share.
+//! Dask image add the exact sums of the blobs they share; of float32 images too (the integer
+//! weights in the unit the caller fixed, the peak as its order key).
 
 use crate::errors::{invalid, type_error};
 use crate::formats::{self, any_image_accepting, AnyImage, FormatPixel, Job};
@@ -17,7 +19,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
 /// What blobs accept, as the error messages say it.
-const ACCEPTED: &str =
+const ACCEPTED: &str = "uint8 of shape (H, W), (H, W, 3) or (H, W, 4), or uint16 or float32 of \
+                        shape (H, W) or (H, W, 4)";
+/// What centroids accept.
+const INTEGER_ACCEPTED: &str =
     "uint8 of shape (H, W), (H, W, 3) or (H, W, 4), or uint16 of shape (H, W) or (H, W, 4)";
 
 /// The fields of the statistics, in order, with NumPy's type (native byte order), packed.
@@ -51,18 +56,37 @@ const BYTES: usize = 4 + 8 + 5 * 4 + 2 * 8 + 2 * 8 + 3 * 4;
 const EXACT_BYTES: usize = BYTES + 4 * 8;
 
 static BLOB_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static F32_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static EXACT_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// The structured dtype of the statistics (`clpix.BLOB_DTYPE`), or of the exact variant's.
-pub(crate) fn blob_dtype(py: Python<'_>, exact: bool) -> PyResult<&Bound<'_, PyAny>> {
-    let (slot, size) = if exact {
-        (&EXACT_DTYPE, EXACT_BYTES)
-    } else {
-        (&BLOB_DTYPE, BYTES)
+/// Which records: integer keys', float32 keys', or the exact variant's (of either).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Records {
+    Integer,
+    Float,
+    Exact,
+}
+
+/// The structured dtype of the statistics (`clpix.BLOB_DTYPE`, `clpix.BLOB_F32_DTYPE`), or of
+/// the exact variant's.
+pub(crate) fn blob_dtype(py: Python<'_>, records: Records) -> PyResult<&Bound<'_, PyAny>> {
+    let (slot, size) = match records {
+        Records::Integer => (&BLOB_DTYPE, BYTES),
+        Records::Float => (&F32_DTYPE, BYTES),
+        Records::Exact => (&EXACT_DTYPE, EXACT_BYTES),
     };
+    let exact = records == Records::Exact;
     let dtype = slot.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
         let extra: &[(&str, &str)] = if exact { &EXACT_FIELDS } else { &[] };
-        let fields = FIELDS
+        // Of float32 images the sums are float64 (the exact integer sums times the weights'
+        // unit, one rounding) and the peak's key float32.
+        let float = |(name, kind): (&'static str, &'static str)| match (records, name) {
+            (Records::Float, "key_sum" | "weight_sum") => (name, "=f8"),
+            (Records::Float, "peak_key") => (name, "=f4"),
+            _ => (name, kind),
+        };
+        let fields = FIELDS.iter().map(|&f| float(f)).collect::<Vec<_>>();
+        let fields = fields
             .iter()
             .chain(extra)
             .map(|&f| f.into_pyobject(py).map(Bound::into_any))
@@ -82,11 +106,11 @@ pub(crate) fn blob_dtype(py: Python<'_>, exact: bool) -> PyResult<&Bound<'_, PyA
 /// another dtype (float32 too) or object, a `ValueError` for another shape, each naming what is
 /// accepted (`op` names the operation).
 pub(crate) fn integer_image<'py>(img: &Bound<'py, PyAny>, op: &str) -> PyResult<AnyImage<'py>> {
-    let image = any_image_accepting(img, ACCEPTED)?;
+    let image = any_image_accepting(img, INTEGER_ACCEPTED)?;
     if matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_)) {
         return Err(type_error(format!(
-            "{op} take the integer-key formats: expected an image of {ACCEPTED}; got dtype \
-             float32 ({op} of float images are not built yet; scale them to uint16)"
+            "{op} take the integer-key formats: expected an image of {INTEGER_ACCEPTED}; got \
+             dtype float32 ({op} of float images are not built yet; scale them to uint16)"
         )));
     }
     Ok(image)
@@ -98,14 +122,16 @@ pub(crate) struct BlobArgs<'a, 'py> {
     pub(crate) connectivity: i64,
     pub(crate) min_area: i128,
     pub(crate) max_area: Option<i128>,
-    pub(crate) background: i128,
+    pub(crate) background: &'a Bound<'py, PyAny>,
     pub(crate) labels: bool,
+    pub(crate) weight_exponent: Option<i32>,
 }
 
 impl BlobArgs<'_, '_> {
-    /// clpix's options; a `ValueError` for a connectivity other than 4 or 8, a negative area or
-    /// background (clpix checks the rest).
-    fn options(&self) -> PyResult<BlobOptions> {
+    /// clpix's options for an image of float keys or not; a `ValueError` for a connectivity
+    /// other than 4 or 8, a negative area or background of integer keys, a `TypeError` for a
+    /// background that is not a number (clpix checks the rest).
+    fn options(&self, float: bool) -> PyResult<BlobOptions> {
         let connectivity = match self.connectivity {
             4 => Connectivity::Four,
             8 => Connectivity::Eight,
@@ -118,17 +144,31 @@ impl BlobArgs<'_, '_> {
         let max = self
             .max_area
             .map_or(Ok(u64::MAX), |v| area("max_area", v))?;
-        let background = u32::try_from(self.background).map_err(|_| {
-            invalid(
-                "background",
-                self.background,
-                "an integer from 0 to the threshold",
-            )
-        })?;
-        let options = BlobOptions::new()
-            .connectivity(connectivity)
-            .area(min, max)
-            .background(background);
+        let options = BlobOptions::new().connectivity(connectivity).area(min, max);
+        let options = if float {
+            // As float32 (a Python float rounded once).
+            let level: f64 = self.background.extract().map_err(|_| {
+                type_error(format!(
+                    "background: expected a number (a float32 image's background); got {}",
+                    self.background
+                ))
+            })?;
+            options.background_f32(level as f32)
+        } else {
+            let level: i128 = self.background.extract().map_err(|_| {
+                type_error(format!(
+                    "background: expected an integer (an integer-key image's background); got {}",
+                    self.background
+                ))
+            })?;
+            let background = u32::try_from(level)
+                .map_err(|_| invalid("background", level, "an integer from 0 to the threshold"))?;
+            options.background(background)
+        };
+        let options = match self.weight_exponent {
+            Some(s) => options.weight_exponent(s),
+            None => options,
+        };
         Ok(if self.labels {
             options
         } else {
@@ -137,8 +177,8 @@ impl BlobArgs<'_, '_> {
     }
 }
 
-/// The blobs of `img` (an integer-key format): the label image (`(H, W)` uint32, or None) and
-/// the statistics (of `blob_dtype(exact)`).
+/// The blobs of `img` (any format): the label image (`(H, W)` uint32, or None) and the
+/// statistics (of `blob_dtype`: the integer or float records, or the exact ones for `exact`).
 pub(crate) fn blobs<'py>(
     py: Python<'py>,
     engine: &Engine,
@@ -146,8 +186,9 @@ pub(crate) fn blobs<'py>(
     args: BlobArgs<'_, 'py>,
     exact: bool,
 ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyAny>)> {
-    let image = integer_image(img, "blobs")?;
-    let options = args.options()?;
+    let image = any_image_accepting(img, ACCEPTED)?;
+    let float = matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_));
+    let options = args.options(float)?;
     let threshold = Threshold::of(&image, args.threshold)?;
     let shape = image.shape();
     let job = BlobsJob {
@@ -164,12 +205,17 @@ pub(crate) fn blobs<'py>(
         ),
         None => None,
     };
-    let stats = PyArray1::from_vec(py, records).call_method1("view", (blob_dtype(py, exact)?,))?;
+    let kind = match (exact, float) {
+        (true, _) => Records::Exact,
+        (false, true) => Records::Float,
+        (false, false) => Records::Integer,
+    };
+    let stats = PyArray1::from_vec(py, records).call_method1("view", (blob_dtype(py, kind)?,))?;
     Ok((labels, stats))
 }
 
-/// `Engine.blobs` of an image of some integer-key format: the label image's values and the
-/// statistics' bytes.
+/// `Engine.blobs` of an image of some format: the label image's values and the statistics'
+/// bytes.
 struct BlobsJob {
     threshold: Threshold,
     options: BlobOptions,
@@ -186,8 +232,11 @@ impl Job for BlobsJob {
         let found = engine.blobs(view, self.threshold.key::<P>()?, &self.options)?;
         let size = if self.exact { EXACT_BYTES } else { BYTES };
         let mut records = Vec::with_capacity(found.blobs.len() * size);
+        // The weights' unit of float keys: exact sums times 2^-s (a power of two: one rounding,
+        // of the integer to f64).
+        let unit = (!self.exact && P::FORMAT.is_float()).then(|| 2f64.powi(-found.weight_exponent));
         for blob in &found.blobs {
-            write(&mut records, blob, self.exact);
+            write(&mut records, blob, self.exact, unit);
         }
         Ok((found.labels.map(|l| l.into_raw()), records))
     }
@@ -207,20 +256,33 @@ fn quotient(n: u128, d: u64) -> (u64, u64) {
     )
 }
 
-/// Appends the record of `b` (as [`FIELDS`], and [`EXACT_FIELDS`] for `exact`).
-fn write(out: &mut Vec<u8>, b: &Blob, exact: bool) {
+/// Appends the record of `b` (as [`FIELDS`], and [`EXACT_FIELDS`] for `exact`; the sums as
+/// f64 and the peak as f32 where the weights' `unit` is given).
+fn write(out: &mut Vec<u8>, b: &Blob, exact: bool, unit: Option<f64>) {
     let (cx, cy) = b.centroid();
     out.extend_from_slice(&b.label.to_ne_bytes());
     out.extend_from_slice(&b.area.to_ne_bytes());
     for v in [b.min_x, b.min_y, b.max_x, b.max_y, b.first_x] {
         out.extend_from_slice(&v.to_ne_bytes());
     }
-    out.extend_from_slice(&b.key_sum.to_ne_bytes());
-    out.extend_from_slice(&b.weight_sum.to_ne_bytes());
+    match unit {
+        Some(u) => {
+            out.extend_from_slice(&(b.key_sum as f64 * u).to_ne_bytes());
+            out.extend_from_slice(&(b.weight_sum as f64 * u).to_ne_bytes());
+        }
+        None => {
+            out.extend_from_slice(&b.key_sum.to_ne_bytes());
+            out.extend_from_slice(&b.weight_sum.to_ne_bytes());
+        }
+    }
     out.extend_from_slice(&cx.to_ne_bytes());
     out.extend_from_slice(&cy.to_ne_bytes());
-    for v in [b.peak_x, b.peak_y, b.peak_key] {
+    for v in [b.peak_x, b.peak_y] {
         out.extend_from_slice(&v.to_ne_bytes());
+    }
+    match unit {
+        Some(_) => out.extend_from_slice(&b.peak_f32().to_ne_bytes()),
+        None => out.extend_from_slice(&b.peak_key.to_ne_bytes()),
     }
     if exact {
         let (xq, xr) = quotient(b.weighted_x, b.weight_sum);

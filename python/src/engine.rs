@@ -363,14 +363,16 @@ impl PyEngine {
         crate::compact::compacted_image(py, &self.engine, img, threshold, order)
     }
 
-    /// The blobs of an image of an integer-key format (uint8 `(H, W)`, `(H, W, 3)`, `(H, W, 4)`;
-    /// uint16 `(H, W)`, `(H, W, 4)`): the connected components (`connectivity` 4 or 8) of the
-    /// pixels whose key is above `threshold` (as `compact`'s), those of `min_area..=max_area`
-    /// pixels kept, numbered 1..=n in the scan order of their first pixels. Returns
-    /// `(labels, stats)`: the `(H, W)` uint32 label image (0 for background; None for
-    /// `labels=False`) and a structured array of `BLOB_DTYPE`, one record a blob in label
-    /// order; the centroids weigh each pixel by its key minus `background`.
-    #[pyo3(signature = (img, threshold, connectivity = 8, min_area = 1, max_area = None, background = 0, labels = true))]
+    /// The blobs of an image of any format (uint8 `(H, W)`, `(H, W, 3)`, `(H, W, 4)`; uint16
+    /// or float32 `(H, W)`, `(H, W, 4)`): the connected components (`connectivity` 4 or 8) of
+    /// the pixels whose key is above `threshold` (as `compact`'s; NaN never), those of
+    /// `min_area..=max_area` pixels kept, numbered 1..=n in the scan order of their first
+    /// pixels. Returns `(labels, stats)`: the `(H, W)` uint32 label image (0 for background;
+    /// None for `labels=False`) and a structured array of `BLOB_DTYPE` (`BLOB_F32_DTYPE` for
+    /// float32), one record a blob in label order; the centroids weigh each pixel by its key
+    /// minus `background`. Of float32 the weights are exact integers in units of `2^-s`, `s`
+    /// from the largest key (`blob_weight_exponent`) or `weight_exponent`.
+    #[pyo3(signature = (img, threshold, connectivity = 8, min_area = 1, max_area = None, background = None, labels = true, weight_exponent = None))]
     #[allow(clippy::too_many_arguments)]
     fn blobs<'py>(
         &self,
@@ -380,39 +382,46 @@ impl PyEngine {
         connectivity: i64,
         min_area: i128,
         max_area: Option<i128>,
-        background: i128,
+        background: Option<&Bound<'py, PyAny>>,
         labels: bool,
+        weight_exponent: Option<i32>,
     ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyAny>)> {
+        let zero = 0i32.into_pyobject(py)?.into_any();
         let args = BlobArgs {
             threshold,
             connectivity,
             min_area,
             max_area,
-            background,
+            background: background.unwrap_or(&zero),
             labels,
+            weight_exponent,
         };
         crate::blobs::blobs(py, &self.engine, img, args, false)
     }
 
     /// `blobs` with every area and the label image, the statistics of `_BLOB_EXACT_DTYPE`:
     /// four more fields, the quotients and remainders of `Σ w·x` and `Σ w·y` by `Σ w` (for
-    /// `clpix.dask`, which adds the exact sums of the chunks' parts of a blob).
-    #[pyo3(signature = (img, threshold, connectivity = 8, background = 0))]
+    /// `clpix.dask`, which adds the exact sums of the chunks' parts of a blob; of float32, the
+    /// integer weights in the unit `weight_exponent` fixes and the peak as its order key).
+    #[pyo3(signature = (img, threshold, connectivity = 8, background = None, weight_exponent = None))]
     fn _blobs_exact<'py>(
         &self,
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
         threshold: &Bound<'py, PyAny>,
         connectivity: i64,
-        background: i128,
+        background: Option<&Bound<'py, PyAny>>,
+        weight_exponent: Option<i32>,
     ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyAny>)> {
+        let zero = 0i32.into_pyobject(py)?.into_any();
         let args = BlobArgs {
             threshold,
             connectivity,
             min_area: 1,
             max_area: None,
-            background,
+            background: background.unwrap_or(&zero),
             labels: true,
+            weight_exponent,
         };
         crate::blobs::blobs(py, &self.engine, img, args, true)
     }
@@ -488,6 +497,14 @@ pub(crate) fn luminance<'py>(
     let view = img.view()?;
     let out = py.detach(|| luminance_of(&view));
     PyArray1::from_vec(py, out).reshape([h as usize, w as usize])
+}
+
+/// The weights' exponent `s` of the blobs of a float32 image whose largest key above the
+/// threshold is `largest`, the background `background` (both as float32): the largest `s` whose
+/// weights `⌊k·2^s⌋ − ⌊b·2^s⌋` fit 32 bits (`clpix.dask` fixes it for every chunk of an image).
+#[pyfunction]
+pub(crate) fn blob_weight_exponent(largest: f64, background: f64) -> PyResult<i32> {
+    clpix::blob_weight_exponent(largest as f32, background as f32).map_err(to_py)
 }
 
 /// Every OpenCL device found (empty where there is no OpenCL loader or platform).

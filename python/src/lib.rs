@@ -27,13 +27,24 @@ fn _clpix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Device>()?;
     m.add_function(wrap_pyfunction!(engine::devices, m)?)?;
     m.add_function(wrap_pyfunction!(engine::luminance, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::blob_weight_exponent, m)?)?;
     m.add_function(wrap_pyfunction!(engine::_time_rust, m)?)?;
     m.add_function(wrap_pyfunction!(keysum::_f32_key_sum, m)?)?;
     m.add("ClpixError", py.get_type::<errors::ClpixError>())?;
     m.add("HIT_DTYPE", convert::hit_dtype(py)?)?;
-    m.add("BLOB_DTYPE", blobs::blob_dtype(py, false)?)?;
+    m.add(
+        "BLOB_DTYPE",
+        blobs::blob_dtype(py, blobs::Records::Integer)?,
+    )?;
+    m.add(
+        "BLOB_F32_DTYPE",
+        blobs::blob_dtype(py, blobs::Records::Float)?,
+    )?;
     m.add("CENTROID_DTYPE", centroids::centroid_dtype(py)?)?;
-    m.add("_BLOB_EXACT_DTYPE", blobs::blob_dtype(py, true)?)?;
+    m.add(
+        "_BLOB_EXACT_DTYPE",
+        blobs::blob_dtype(py, blobs::Records::Exact)?,
+    )?;
     m.add("MAX_BINS", clpix::MAX_BINS)?;
     m.add("MAX_LUMINANCE", clpix::MAX_LUMINANCE)?;
     m.add("MAX_RADIUS", clpix::MAX_RADIUS)?;

@@ -5,7 +5,7 @@
 //! label image where asked for.
 
 use super::kernels::*;
-use super::{Acc, Blob, BlobOptions, Connectivity, Labels, LabelsTo, number_blobs};
+use super::{Acc, Blob, BlobOptions, Connectivity, Labels, LabelsTo, Weigh, number_blobs};
 use crate::device::RawSource;
 use crate::device::{ArrayStorage, DeviceArray, PooledBuffer};
 use crate::error::Result;
@@ -55,15 +55,15 @@ fn acc_of(s: &[u32], width: u32) -> Acc {
     }
 }
 
-/// The blobs of `view` on `cl`: the whole image in one buffer (a `DeviceLimit` error, answered
-/// on the CPU, where it does not fit).
+/// The blobs of `view` on `cl`, their labels where `to` says and their weights: the whole image
+/// in one buffer (a `DeviceLimit` error, answered on the CPU, where it does not fit).
 pub(super) fn cl_blobs(
     cl: &Arc<ClEngine>,
     view: &RawSource<'_>,
     t: u32,
     opts: &BlobOptions,
     to: LabelsTo,
-) -> Result<(Vec<Blob>, Option<Labels>)> {
+) -> Result<(Vec<Blob>, Option<Labels>, Weigh)> {
     let n = view.pixel_count() as usize;
     let needed = 4 * (n as u64 + 1);
     if needed > cl.max_buffer_bytes {
@@ -96,7 +96,7 @@ fn label(
     t: u32,
     opts: &BlobOptions,
     to: LabelsTo,
-) -> Result<(Vec<Blob>, Option<Labels>)> {
+) -> Result<(Vec<Blob>, Option<Labels>, Weigh)> {
     // From the engine's idle image buffers, and given back to them: buffers of the image's size
     // made and freed a call cost an allocation each and, on CUDA, a context-wide synchronisation
     // at the free. (Later users of them are on the same in-order queue.)
@@ -126,7 +126,7 @@ fn label_with(
     to: LabelsTo,
     (parent, rank, fg): (&Buffer<u32>, &Buffer<u32>, &Buffer<u32>),
     other: Buffer<u32>,
-) -> Result<(Vec<Blob>, Option<Labels>)> {
+) -> Result<(Vec<Blob>, Option<Labels>, Weigh)> {
     let (n, width, height) = (view.pixel_count() as usize, view.width(), view.height());
     let n32 = n as u32;
     let defines = variant(view.format());
@@ -144,6 +144,8 @@ fn label_with(
     );
     let borders = height as usize * (2 * tiles_x - 1) + (tiles_y - 1) * width as usize + 1;
     let mut moved = cl.buffer::<u32>(1, "the pointer jumping's flag")?;
+    let mut largest = cl.buffer::<u32>(1, "the largest key")?;
+    cl.write(&mut largest, 0, &[0u32])?;
     let eight = (opts.connectivity == Connectivity::Eight) as u32;
     let mut events = Vec::new();
     let launch =
@@ -156,6 +158,8 @@ fn label_with(
             Arg::U32(t),
             Arg::buf(parent),
             Arg::buf(fg),
+            Arg::buf(&largest),
+            Arg::Local(4),
         ],
         over_chunks,
     )?);
@@ -221,15 +225,20 @@ fn label_with(
     let mut count = [0u32];
     cl.read(rank, n, &mut count)?;
     let m = count[0] as usize;
+    let mut top = [0u32];
+    if view.format().is_float() && m > 0 {
+        cl.read(&largest, 0, &mut top)?;
+    }
+    let weigh = Weigh::of(view.format(), opts, (top[0] != 0).then_some(top[0]))?;
     let (blobs, number) = if m == 0 {
         (Vec::new(), Vec::new())
     } else {
-        blob_stats(cl, px, view, opts, (parent, rank), m, &mut events)?
+        blob_stats(cl, px, view, weigh, opts, (parent, rank), m, &mut events)?
     };
     if to == LabelsTo::None {
         cl.finish(&events)?;
         cl.give_image_buffer(n + 1, other);
-        return Ok((blobs, None));
+        return Ok((blobs, None, weigh));
     }
     let mut number_buf = cl.buffer::<u32>(m.max(1), "the blobs' numbers")?;
     if m > 0 {
@@ -256,21 +265,23 @@ fn label_with(
                 buf: Some(other),
             }),
         };
-        return Ok((blobs, Some(Labels::Device(array))));
+        return Ok((blobs, Some(Labels::Device(array)), weigh));
     }
     let mut out = crate::cpu::alloc_zeroed::<u32>(n);
     cl.read(&other, 0, &mut out)?;
     cl.finish(&events)?;
     cl.give_image_buffer(n + 1, other);
-    Ok((blobs, Some(Labels::Host(out))))
+    Ok((blobs, Some(Labels::Host(out)), weigh))
 }
 
 /// The statistics of the `m` blobs (after the roots' scan: `parent` holds each pixel's root,
 /// `rank` each root's number): the blobs that pass the area rule and every blob's number.
+#[allow(clippy::too_many_arguments)]
 fn blob_stats(
     cl: &Arc<ClEngine>,
     px: &Buffer<u32>,
     view: &RawSource<'_>,
+    weigh: Weigh,
     opts: &BlobOptions,
     (parent, rank): (&Buffer<u32>, &Buffer<u32>),
     m: usize,
@@ -303,6 +314,11 @@ fn blob_stats(
             Arg::U32(n32),
             Arg::U32(width),
             Arg::U32(opts.background),
+            Arg::I32(weigh.exponent()),
+            Arg::U64(match weigh {
+                Weigh::F32 { base, .. } => base as u64,
+                Weigh::Int { .. } => 0,
+            }),
             Arg::buf(parent),
             Arg::buf(rank),
             Arg::buf(&stats),

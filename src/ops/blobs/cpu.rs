@@ -8,7 +8,8 @@
 //! and the seams join components with the smaller number as root again. The statistics are
 //! integer sums, the same whatever the order of their additions.
 
-use super::{Acc, Blob, BlobOptions};
+use super::{Acc, Blob, BlobOptions, Weigh};
+use crate::error::Result;
 use crate::image::RawView;
 use crate::spec::Format;
 use rayon::prelude::*;
@@ -211,24 +212,36 @@ fn add_row(
     comp: &[u32],
     accs: &mut [Acc],
     y: u32,
-    background: u32,
+    weigh: Weigh,
 ) {
-    match format {
-        Format::Luma8 => {
-            for (&(x0, x1), &c) in runs.iter().zip(comp) {
-                accs[c as usize].add_run(|x| row[x] as u32, x0, x1, y, background);
+    match weigh {
+        Weigh::Int { background } => {
+            let weight = |k: u32| (k - background) as u64;
+            match format {
+                Format::Luma8 => {
+                    for (&run, &c) in runs.iter().zip(comp) {
+                        accs[c as usize].add_run(|x| row[x] as u32, weight, run, y);
+                    }
+                }
+                Format::Luma16 => {
+                    for (&run, &c) in runs.iter().zip(comp) {
+                        let key =
+                            |x: usize| u16::from_ne_bytes([row[2 * x], row[2 * x + 1]]) as u32;
+                        accs[c as usize].add_run(key, weight, run, y);
+                    }
+                }
+                format => {
+                    row_keys(format, row, keys);
+                    for (&run, &c) in runs.iter().zip(comp) {
+                        accs[c as usize].add_run(|x| keys[x], weight, run, y);
+                    }
+                }
             }
         }
-        Format::Luma16 => {
-            for (&(x0, x1), &c) in runs.iter().zip(comp) {
-                let key = |x: usize| u16::from_ne_bytes([row[2 * x], row[2 * x + 1]]) as u32;
-                accs[c as usize].add_run(key, x0, x1, y, background);
-            }
-        }
-        format => {
+        Weigh::F32 { .. } => {
             row_keys(format, row, keys);
-            for (&(x0, x1), &c) in runs.iter().zip(comp) {
-                accs[c as usize].add_run(|x| keys[x], x0, x1, y, background);
+            for (&run, &c) in runs.iter().zip(comp) {
+                accs[c as usize].add_run(|x| keys[x], |k| weigh.weight(k), run, y);
             }
         }
     }
@@ -236,7 +249,13 @@ fn add_row(
 
 /// Labels rows `first_row..first_row + rows` of `view`: runs, their components and the
 /// components' sums.
-fn label_strip(view: &RawView<'_>, t: u32, opts: &BlobOptions, first_row: u32, rows: u32) -> Strip {
+fn label_strip(
+    view: &RawView<'_>,
+    t: u32,
+    opts: &BlobOptions,
+    weigh: Weigh,
+    (first_row, rows): (u32, u32),
+) -> Strip {
     let w = view.width as usize;
     let mut keys = vec![0u32; w];
     let mut mask = vec![0u64; w.div_ceil(64)];
@@ -295,19 +314,41 @@ fn label_strip(view: &RawView<'_>, t: u32, opts: &BlobOptions, first_row: u32, r
             comp,
             &mut accs,
             y,
-            opts.background,
+            weigh,
         );
     }
     Strip { accs, ..strip }
 }
 
-/// The blobs of `view` (integer keys above `t`), and their label image when `labels`.
+/// The largest key above `t` of `view` (an order key), `None` without any.
+fn largest_above(view: &RawView<'_>, t: u32) -> Option<u32> {
+    (0..view.height)
+        .into_par_iter()
+        .map_init(
+            || vec![0u32; view.width as usize],
+            |keys, y| {
+                row_keys(view.format, view.row(y), keys);
+                keys.iter().copied().filter(|&k| k > t).max()
+            },
+        )
+        .max()
+        .flatten()
+}
+
+/// The blobs of `view` (keys above `t`), their label image when `labels`, and their weights.
+/// Errors: those of [`Weigh::of`] (f32 images).
 pub(super) fn cpu_blobs(
     view: &RawView<'_>,
     t: u32,
     opts: &BlobOptions,
     labels: bool,
-) -> (Vec<Blob>, Option<Vec<u32>>) {
+) -> Result<(Vec<Blob>, Option<Vec<u32>>, Weigh)> {
+    let largest = view
+        .format
+        .is_float()
+        .then(|| largest_above(view, t))
+        .flatten();
+    let weigh = Weigh::of(view.format, opts, largest)?;
     let (w, h) = (view.width, view.height);
     let strips_wanted = (rayon::current_num_threads() * 4).max(1) as u32;
     let rows = h.div_ceil(strips_wanted).max(16);
@@ -315,7 +356,7 @@ pub(super) fn cpu_blobs(
         .into_par_iter()
         .map(|s| {
             let first = s * rows;
-            label_strip(view, t, opts, first, rows.min(h - first))
+            label_strip(view, t, opts, weigh, (first, rows.min(h - first)))
         })
         .collect();
     // Global component numbers: a strip's components after the strips before it.
@@ -390,5 +431,5 @@ pub(super) fn cpu_blobs(
         debug_assert!(strips.iter().all(|s| s.first_row < h));
         out
     });
-    (blobs, labels)
+    Ok((blobs, labels, weigh))
 }

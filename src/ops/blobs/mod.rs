@@ -14,29 +14,51 @@ use crate::spec::{Format, Pixel};
 mod centroid;
 mod cl;
 mod cpu;
+mod options;
+mod weights;
 pub use centroid::Centroid;
+pub use options::{BlobOptions, Connectivity};
+use weights::Weigh;
+pub use weights::blob_weight_exponent;
 pub(crate) mod kernels;
 
 crate::ops::common::format_families!(fn family, "blobs", kernels::PROGRAM, probe);
 
-/// The known-answer probe: the probe image of the call's format above half its largest key,
-/// both connectivities with the labels, against the CPU.
+/// The known-answer probe: the probe image of the call's format above half its largest key
+/// (above 0.0 for f32, whose infinities become ±1e30: an infinite blob pixel is an error on
+/// every path), both connectivities with the labels, against the CPU.
 fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Result<Option<String>> {
     let Some(&(format, _, _)) = call.downcast_ref::<(Format, u32, BlobOptions)>() else {
         return Err(crate::ops::probe::unknown(operation));
     };
     let raw = crate::ops::probe::probe_raw(format);
-    let half = format.max_key().unwrap_or(0) / 2;
+    let view = raw.view();
+    let finite: Vec<u32> = view
+        .data
+        .chunks_exact(4)
+        .map(|b| {
+            let v = f32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+            match v.is_infinite() {
+                true => 1e30f32.copysign(v).to_bits(),
+                false => v.to_bits(),
+            }
+        })
+        .collect();
+    let (view, t, options) = match format.max_key() {
+        Some(max) => (view, max / 2, BlobOptions::new().background(3)),
+        None => (
+            crate::image::RawView {
+                data: bytemuck::cast_slice(&finite),
+                ..view
+            },
+            crate::spec::order_of_f32(0.0).unwrap_or(0),
+            BlobOptions::new().background_f32(-0.5),
+        ),
+    };
     let both = |e: &Engine| -> Result<Vec<Blobs>> {
         [Connectivity::Eight, Connectivity::Four]
             .into_iter()
-            .map(|c| {
-                e.raw_blobs(
-                    RawSource::Host(raw.view()),
-                    half,
-                    &BlobOptions::new().connectivity(c).background(3),
-                )
-            })
+            .map(|c| e.raw_blobs(RawSource::Host(view), t, &options.connectivity(c)))
             .collect()
     };
     crate::ops::probe::compare("the blobs", both(e), both(&Engine::cpu()))
@@ -60,122 +82,11 @@ fn number_blobs(accs: &[Acc], opts: &BlobOptions) -> (Vec<Blob>, Vec<u32>) {
     (blobs, number)
 }
 
-/// Which neighbours join two foreground pixels into one blob.
-///
-/// ```
-/// let c = clpix::Connectivity::default();
-/// assert_eq!(c, clpix::Connectivity::Eight);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum Connectivity {
-    /// Left, right, up and down.
-    Four,
-    /// The four, and the diagonals (the default, as OpenCV's and NPP's labelling).
-    #[default]
-    Eight,
-}
-
-impl Connectivity {
-    /// Columns a run may end before another starts and still touch it (diagonals).
-    fn slack(self) -> u32 {
-        match self {
-            Connectivity::Four => 0,
-            Connectivity::Eight => 1,
-        }
-    }
-}
-
-/// The options of [`Engine::blobs`]: connectivity, the areas kept, the background subtracted
-/// from the keys for the centroids, and whether the label image is made.
-///
-/// ```
-/// use clpix::{BlobOptions, Connectivity};
-/// let opts = BlobOptions::new().connectivity(Connectivity::Four).area(3, 500).background(10);
-/// assert_eq!((opts.min_area, opts.max_area, opts.background), (3, 500, 10));
-/// assert!(!BlobOptions::new().stats_only().labels);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct BlobOptions {
-    /// 4- or 8-connected (8 unless set).
-    pub connectivity: Connectivity,
-    /// The smallest area kept, in pixels (1 unless set).
-    pub min_area: u64,
-    /// The largest area kept (no limit unless set).
-    pub max_area: u64,
-    /// Subtracted from each key for the weights of the centroid (0 unless set; at most the
-    /// threshold, so that every weight is at least 1).
-    pub background: u32,
-    /// Whether the label image is made (yes unless [`stats_only`](Self::stats_only)).
-    pub labels: bool,
-}
-
-impl Default for BlobOptions {
-    fn default() -> Self {
-        BlobOptions {
-            connectivity: Connectivity::Eight,
-            min_area: 1,
-            max_area: u64::MAX,
-            background: 0,
-            labels: true,
-        }
-    }
-}
-
-impl BlobOptions {
-    /// 8-connected, every area, no background, with the label image.
-    ///
-    /// ```
-    /// assert_eq!(clpix::BlobOptions::new(), clpix::BlobOptions::default());
-    /// ```
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Sets the connectivity.
-    ///
-    /// ```
-    /// let o = clpix::BlobOptions::new().connectivity(clpix::Connectivity::Four);
-    /// assert_eq!(o.connectivity, clpix::Connectivity::Four);
-    /// ```
-    pub fn connectivity(mut self, connectivity: Connectivity) -> Self {
-        self.connectivity = connectivity;
-        self
-    }
-    /// Keeps the blobs of `min..=max` pixels only (the others are background in the labels).
-    ///
-    /// ```
-    /// let o = clpix::BlobOptions::new().area(2, 9);
-    /// assert_eq!((o.min_area, o.max_area), (2, 9));
-    /// ```
-    pub fn area(mut self, min: u64, max: u64) -> Self {
-        self.min_area = min;
-        self.max_area = max;
-        self
-    }
-    /// Subtracts `level` from each key for the centroid's weights.
-    ///
-    /// ```
-    /// assert_eq!(clpix::BlobOptions::new().background(100).background, 100);
-    /// ```
-    pub fn background(mut self, level: u32) -> Self {
-        self.background = level;
-        self
-    }
-    /// Statistics only: no label image is made (nor moved to the host).
-    ///
-    /// ```
-    /// assert!(!clpix::BlobOptions::new().stats_only().labels);
-    /// ```
-    pub fn stats_only(mut self) -> Self {
-        self.labels = false;
-        self
-    }
-    fn keeps(&self, area: u64) -> bool {
-        area >= self.min_area && area <= self.max_area
-    }
-}
-
 /// One blob's statistics. Sums are exact integers; the key is the format's (the value of mono,
-/// the luminance of colour), the weight of a pixel its key minus the background.
+/// the luminance of colour), the weight of a pixel its key minus the background. Of an f32
+/// image the weights are integers in units of `2^-s` ([`Blobs::weight_exponent`]), the keys
+/// order keys ([`peak_f32`](Self::peak_f32) gives the peak's float) and `key_sum` the weights'
+/// sum, as `weight_sum` (a float's key has no integer unit).
 ///
 /// ```
 /// let img = image::GrayImage::from_fn(8, 4, |x, y| image::Luma([if x >= 4 && y < 2 { 10 + x as u8 } else { 0 }]));
@@ -215,7 +126,7 @@ pub struct Blob {
     pub peak_x: u32,
     /// The row of the peak.
     pub peak_y: u32,
-    /// The peak's key.
+    /// The peak's key (of an f32 image, its order key).
     pub peak_key: u32,
 }
 
@@ -236,10 +147,22 @@ impl Blob {
             ratio(self.weighted_y, self.weight_sum),
         )
     }
+
+    /// The peak's key as the f32 it is, of a blob of an f32 image.
+    ///
+    /// ```
+    /// let img = image::ImageBuffer::from_fn(3, 1, |x, _| image::Luma([[0.5f32, 2.25, 0.0][x as usize]]));
+    /// let b = clpix::Engine::cpu().blobs(&img, 0.25, &clpix::BlobOptions::new())?.blobs[0];
+    /// assert_eq!((b.peak_x, b.peak_f32()), (1, 2.25));
+    /// # Ok::<(), clpix::Error>(())
+    /// ```
+    pub fn peak_f32(&self) -> f32 {
+        crate::spec::f32_of_order(self.peak_key)
+    }
 }
 
-/// `n / d` as integer quotient plus the remainder's f64 fraction (`d` below 2^53: weights below
-/// 2^16 on fewer than 2^32 pixels).
+/// `n / d` as integer quotient plus the remainder's f64 fraction (one rounding of the fraction,
+/// one of the sum).
 fn ratio(n: u128, d: u64) -> f64 {
     if d == 0 {
         return f64::NAN;
@@ -267,6 +190,9 @@ pub struct Blobs {
     pub blobs: Vec<Blob>,
     /// The label image, when asked for.
     pub labels: Option<LabelImage>,
+    /// The weights' unit is `2^-weight_exponent`: 0 for the integer formats, chosen from the
+    /// largest key of an f32 image (or [`BlobOptions::weight_exponent`]).
+    pub weight_exponent: i32,
 }
 
 /// A blob's sums while it is being found.
@@ -287,8 +213,8 @@ struct Acc {
     peak_y: u32,
 }
 
-/// Pixels of a run summed at once in u64 (`Σ w·(x − x0)` below 2^16 · 2^40).
-const BLOCK: u32 = 1 << 20;
+/// Pixels of a run summed at once in u64 (`Σ w·(x − x0)` below 2^32 · 2^16 · 2^16).
+const BLOCK: u32 = 1 << 16;
 
 impl Acc {
     const EMPTY: Acc = Acc {
@@ -314,9 +240,15 @@ impl Acc {
             || (k == self.peak_key && (y, x) < (self.peak_y, self.peak_x))
     }
 
-    /// Adds the run `x0..x1` of row `y`, pixel `x`'s key `key(x)`.
+    /// Adds the run `x0..x1` of row `y`, pixel `x`'s key `key(x)`, a key's weight `weight(k)`.
     #[inline(always)]
-    fn add_run(&mut self, key: impl Fn(usize) -> u32, x0: u32, x1: u32, y: u32, background: u32) {
+    fn add_run(
+        &mut self,
+        key: impl Fn(usize) -> u32,
+        weight: impl Fn(u32) -> u64,
+        (x0, x1): (u32, u32),
+        y: u32,
+    ) {
         let (mut best, mut best_x) = (0u32, x0);
         let (mut ks, mut ws) = (0u64, 0u64);
         let mut b = x0;
@@ -325,7 +257,7 @@ impl Acc {
             let (mut sw, mut sd) = (0u64, 0u64);
             for x in b..e {
                 let k = key(x as usize);
-                let w = (k - background) as u64;
+                let w = weight(k);
                 ks += k as u64;
                 sw += w;
                 sd += w * (x - b) as u64;
@@ -398,16 +330,19 @@ impl Acc {
 }
 
 impl Engine {
-    /// The blobs of an image of an integer-key format (mono 8/16-bit, RGB8, RGBA8, RGBA16): the
+    /// The blobs of an image of any format: the
     /// connected components ([`Connectivity`]) of the pixels whose key is above `threshold`
     /// (as [`compact`](Engine::compact)'s), numbered 1..=n in the scan order of their first
     /// pixels, with their statistics ([`Blob`]) and, unless [`BlobOptions::stats_only`], the
     /// label image. Blobs outside the options' areas are dropped (background in the labels)
-    /// before the numbering.
+    /// before the numbering. Of an f32 image the weights are integers in one unit `2^-s` for
+    /// the call ([`Blobs::weight_exponent`], [`blob_weight_exponent`](crate::blob_weight_exponent)),
+    /// NaN is never a blob's.
     ///
-    /// Errors: a float format (not supported yet), a threshold above the format's largest key,
-    /// `min_area > max_area`, a background above the threshold. An image without pixels has
-    /// no blobs.
+    /// Errors: a threshold above the format's largest key, `min_area > max_area`, a background
+    /// above the threshold (or not finite), a blob pixel of key +inf (no finite weight), a
+    /// weight exponent set for an integer format or too large for the image's keys. An image
+    /// without pixels has no blobs.
     ///
     /// ```
     /// use clpix::{BlobOptions, Connectivity};
@@ -434,13 +369,14 @@ impl Engine {
     /// [`blobs`](Self::blobs) with the label image kept on the engine: a
     /// [`DeviceArray`](crate::DeviceArray) of `width × height` labels in row order (host
     /// memory on the CPU engine), for array operations or
-    /// [`download_array`](Self::download_array); the options' `labels` is not read.
+    /// [`download_array`](Self::download_array), beside the blobs (their `labels` None); the
+    /// options' `labels` is not read.
     ///
     /// ```
     /// let img = image::GrayImage::from_fn(5, 2, |x, _| image::Luma([(x % 2 * 200) as u8]));
     /// let engine = clpix::Engine::new()?;
-    /// let (blobs, labels) = engine.blobs_device(&img, 100, &clpix::BlobOptions::new())?;
-    /// assert_eq!(blobs.len(), 2);
+    /// let (found, labels) = engine.blobs_device(&img, 100, &clpix::BlobOptions::new())?;
+    /// assert_eq!(found.blobs.len(), 2);
     /// assert_eq!(engine.array_stats(&labels)?.max, 2);
     /// assert_eq!(engine.download_array(&labels)?, [0, 1, 0, 2, 0, 0, 1, 0, 2, 0]);
     /// # Ok::<(), clpix::Error>(())
@@ -450,9 +386,9 @@ impl Engine {
         img: I,
         threshold: <I::Pixel as Pixel>::Key,
         options: &BlobOptions,
-    ) -> Result<(Vec<Blob>, crate::device::DeviceArray<u32>)> {
+    ) -> Result<(Blobs, crate::device::DeviceArray<u32>)> {
         let t = <I::Pixel as Pixel>::key_order(threshold).unwrap_or(u32::MAX);
-        let (blobs, labels) = img
+        let (blobs, labels, weight_exponent) = img
             .into_any()
             .0
             .with_source(|src| self.blob_parts(src, t, options, LabelsTo::Device))?;
@@ -467,7 +403,12 @@ impl Engine {
                 storage: crate::device::ArrayStorage::Host(Vec::new()),
             },
         };
-        Ok((blobs, array))
+        let found = Blobs {
+            blobs,
+            labels: None,
+            weight_exponent,
+        };
+        Ok((found, array))
     }
 
     pub(crate) fn raw_blobs(
@@ -481,7 +422,7 @@ impl Engine {
         } else {
             LabelsTo::None
         };
-        let (blobs, labels) = self.blob_parts(view, t, opts, to)?;
+        let (blobs, labels, weight_exponent) = self.blob_parts(view, t, opts, to)?;
         let labels = match labels {
             Some(Labels::Host(l)) => {
                 Some(LabelImage::from_raw(view.width(), view.height(), l).ok_or(
@@ -494,31 +435,47 @@ impl Engine {
             }
             _ => None,
         };
-        Ok(Blobs { blobs, labels })
+        Ok(Blobs {
+            blobs,
+            labels,
+            weight_exponent,
+        })
     }
 
-    /// The checks, then the blobs of `view` and their labels where `to` says.
+    /// The checks, then the blobs of `view`, their labels where `to` says, and the exponent of
+    /// the weights' unit.
     fn blob_parts(
         &self,
         view: RawSource<'_>,
         t: u32,
         opts: &BlobOptions,
         to: LabelsTo,
-    ) -> Result<(Vec<Blob>, Option<Labels>)> {
-        let Some(max) = view.format().max_key() else {
-            return Err(Error::invalid(
-                "image format",
-                format!("{:?}", view.format()),
-                "an integer-key format (mono8, mono16, RGB8, RGBA8, RGBA16): blobs of float \
-                 images are not built yet; scale them to u16",
-            ));
-        };
-        if t > max {
-            return Err(Error::invalid(
-                "threshold",
-                format!("{t} (largest key {max})"),
-                "at most the format's largest key (255, 1023 or 65535)",
-            ));
+    ) -> Result<(Vec<Blob>, Option<Labels>, i32)> {
+        let format = view.format();
+        match format.max_key() {
+            Some(max) if t > max => {
+                return Err(Error::invalid(
+                    "threshold",
+                    format!("{t} (largest key {max})"),
+                    "at most the format's largest key (255, 1023 or 65535)",
+                ));
+            }
+            Some(_) if opts.weight_exponent.is_some() => {
+                return Err(Error::invalid(
+                    "weight exponent",
+                    format!("{:?} for a {format:?} image", opts.weight_exponent),
+                    "None: the weights of integer keys are integers already (f32 images only)",
+                ));
+            }
+            Some(_) if opts.background > t => {
+                return Err(Error::invalid(
+                    "background",
+                    format!("{} (threshold {t})", opts.background),
+                    "at most the threshold, so that every blob pixel weighs at least 1",
+                ));
+            }
+            Some(_) => {}
+            None => weights::check_f32_background(opts.background, t)?,
         }
         if opts.min_area > opts.max_area {
             return Err(Error::invalid(
@@ -527,32 +484,37 @@ impl Engine {
                 "min_area at most max_area",
             ));
         }
-        if opts.background > t {
-            return Err(Error::invalid(
-                "background",
-                format!("{} (threshold {t})", opts.background),
-                "at most the threshold, so that every blob pixel weighs at least 1",
-            ));
-        }
         check_pixel_count(view.width(), view.height())?;
         if view.pixel_count() == 0 {
-            return Ok((
-                Vec::new(),
-                (to != LabelsTo::None).then(|| Labels::Host(Vec::new())),
-            ));
+            let labels = (to != LabelsTo::None).then(|| Labels::Host(Vec::new()));
+            let exponent = Weigh::of(format, opts, None)?.exponent();
+            return Ok((Vec::new(), labels, exponent));
         }
-        self.dispatch(
-            family(view.format()),
-            &(view.format(), t, *opts),
+        let on_cpu = || {
+            let host = view.host()?;
+            let (blobs, labels, weigh) =
+                cpu::cpu_blobs(&host.raw(), t, opts, to != LabelsTo::None)?;
+            Ok((blobs, labels.map(Labels::Host), weigh))
+        };
+        let (mut blobs, labels, weigh) = self.dispatch(
+            family(format),
+            &(format, t, *opts),
             "blobs",
             view.pixel_count(),
-            || {
-                let host = view.host()?;
-                let (blobs, labels) = cpu::cpu_blobs(&host.raw(), t, opts, to != LabelsTo::None);
-                Ok((blobs, labels.map(Labels::Host)))
+            on_cpu,
+            // RGBA f32's keys are float arithmetic: where denormals are flushed, the CPU's.
+            |cl| match format != Format::RgbaF32 || cl.info.f32_denormals {
+                true => cl::cl_blobs(cl, &view, t, opts, to),
+                false => on_cpu(),
             },
-            |cl| cl::cl_blobs(cl, &view, t, opts, to),
-        )
+        )?;
+        if format.is_float() {
+            // A float's key has no integer unit: its sum is the weights'.
+            for b in &mut blobs {
+                b.key_sum = b.weight_sum;
+            }
+        }
+        Ok((blobs, labels, weigh.exponent()))
     }
 }
 
