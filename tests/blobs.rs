@@ -368,11 +368,92 @@ fn centroids_of_windows() {
         Engine::cpu().centroids(view, &[(37, 0)], 1, 0),
         Err(Error::InvalidParameter { .. })
     ));
-    let f = image::ImageBuffer::from_pixel(3, 3, Luma([1.0f32]));
-    assert!(matches!(
-        Engine::cpu().centroids(&f, &[(1, 1)], 1, 0),
-        Err(Error::InvalidParameter { .. })
-    ));
+}
+
+/// f32 centroids: weights `max(⌊k·2^s⌋ − ⌊b·2^s⌋, 0)` in the unit of the windows' largest key,
+/// against f64 arithmetic (exact: powers of two scale f32s exactly); NaN and −inf weigh 0;
+/// held images the same; +inf in a window and a background that is not finite are errors.
+#[test]
+fn centroids_of_f32_windows() {
+    let (w, h) = (29u32, 17u32);
+    let mut s = 9u64;
+    let data: Vec<f32> = (0..w * h)
+        .map(|i| match splitmix(&mut s) % 11 {
+            0 => f32::NAN,
+            1 => f32::NEG_INFINITY,
+            2 => 1e-40,
+            3 => -2.5,
+            _ => (i % 97) as f32 * 0.37 + 1e3 * (i % 5) as f32,
+        })
+        .collect();
+    let view = ImageView::<Luma<f32>>::from_channels(&data, w, h, 4 * w as usize).unwrap();
+    let at: Vec<(u32, u32)> = vec![(0, 0), (28, 16), (10, 5), (20, 11)];
+    for (radius, bg) in [(0u32, 0.0f32), (2, -3.0), (4, 500.0), (40, 1e6)] {
+        let got = Engine::cpu()
+            .centroids(view, &at, radius, bg.to_bits())
+            .unwrap();
+        let windows = |c: (u32, u32)| {
+            let (x0, x1) = (c.0.saturating_sub(radius), (c.0 + radius).min(w - 1));
+            let (y0, y1) = (c.1.saturating_sub(radius), (c.1 + radius).min(h - 1));
+            (y0..=y1).flat_map(move |y| (x0..=x1).map(move |x| (x, y)))
+        };
+        let largest = at
+            .iter()
+            .flat_map(|&c| windows(c))
+            .map(|(x, y)| data[(y * w + x) as usize])
+            .filter(|v| !v.is_nan())
+            .fold(f32::NEG_INFINITY, f32::max);
+        let e = if largest > bg {
+            exponent_by_walk(largest, bg)
+        } else {
+            0
+        };
+        for (&c, got) in at.iter().zip(&got) {
+            let (mut ws, mut wx, mut wy) = (0i128, 0i128, 0i128);
+            for (x, y) in windows(c) {
+                let v = data[(y * w + x) as usize];
+                let wt = match (largest > bg, floor_scaled(v, e), floor_scaled(bg, e)) {
+                    (true, Some(k), Some(b)) if v.is_finite() => (k - b).max(0),
+                    _ => 0,
+                };
+                ws += wt;
+                wx += wt * x as i128;
+                wy += wt * y as i128;
+            }
+            assert_eq!(
+                (got.weight_sum as i128, got.weight_exponent),
+                (ws, e),
+                "{c:?} r {radius}"
+            );
+            if ws > 0 {
+                let ratio = |n: i128| (n / ws) as f64 + (n % ws) as f64 / ws as f64;
+                assert_eq!((got.x, got.y), (ratio(wx), ratio(wy)));
+            } else {
+                assert_eq!((got.x, got.y), (c.0 as f64, c.1 as f64));
+            }
+        }
+        for e in engines() {
+            assert_eq!(e.centroids(view, &at, radius, bg.to_bits()).unwrap(), got);
+            let held = e.upload(view).unwrap();
+            assert_eq!(e.centroids(&held, &at, radius, bg.to_bits()).unwrap(), got);
+        }
+    }
+    let mut inf = data.clone();
+    inf[(5 * w + 10) as usize] = f32::INFINITY;
+    let view = ImageView::<Luma<f32>>::from_channels(&inf, w, h, 4 * w as usize).unwrap();
+    let bad =
+        |r: clpix::Result<Vec<clpix::Centroid>>| matches!(r, Err(Error::InvalidParameter { .. }));
+    assert!(bad(Engine::cpu().centroids(view, &[(10, 5)], 1, 0)));
+    assert!(
+        !bad(Engine::cpu().centroids(view, &[(20, 11)], 1, 0)),
+        "+inf outside the windows"
+    );
+    assert!(bad(Engine::cpu().centroids(
+        view,
+        &[(20, 11)],
+        1,
+        f32::NAN.to_bits()
+    )));
 }
 
 /// The label image kept on the engine equals the host one, whatever the options' `labels`, an

@@ -1,4 +1,4 @@
-//! The blobs' rows (`--ops blobs`): issue 54's three images, mono8, 8-connected, labels and
+//! The blobs' rows (`--ops blobs`): issue 54's three images, mono8 (and as mono f32), 8-connected, labels and
 //! statistics (and statistics only), beside the anchors' NPP `LabelMarkersUF` (blobs_anchor.cu)
 //! and OpenCV / scikit-image (python/bench/blobs_vs_opencv.py), which make the same images.
 
@@ -109,6 +109,42 @@ pub(super) fn blob_rows(engines: &[Engine], size: u32, reps: usize) -> Vec<Strin
                 &content,
                 reps,
                 || e.blobs(view, t, &BlobOptions::new().stats_only()).map(drop),
+            ));
+        }
+        // The same foreground in f32 (key + a fraction below 0.999, above t + 0.999): the f32
+        // weights' path (the largest key first, 32-bit weights).
+        let data_f32: Vec<f32> = data
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| v as f32 + below(7, i as u64, 1000) as f32 / 1000.0)
+            .collect();
+        let tf = t as f32 + 0.999;
+        let Ok(view_f32) =
+            ImageView::<Luma<f32>>::from_channels(&data_f32, size, size, 4 * size as usize)
+        else {
+            continue;
+        };
+        for e in engines {
+            let count = e
+                .blobs(view_f32, tf, &BlobOptions::new().stats_only())
+                .map_or(0, |b| b.blobs.len());
+            let content = format!("{name} ({count} blobs)");
+            lines.push(timed_row(
+                e,
+                "blobs mono f32 labels",
+                &content,
+                reps,
+                || e.blobs(view_f32, tf, &BlobOptions::new()).map(drop),
+            ));
+            lines.push(timed_row(
+                e,
+                "blobs mono f32 stats only",
+                &content,
+                reps,
+                || {
+                    e.blobs(view_f32, tf, &BlobOptions::new().stats_only())
+                        .map(drop)
+                },
             ));
         }
     }

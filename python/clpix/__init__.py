@@ -6,8 +6,8 @@ place. The Gaussian blur, the brightest and darkest pixel, the k brightest and d
 (:func:`extremes`), the statistics, the histograms with bins per call (:func:`histogram`,
 :func:`histogram_keys`), :func:`compact` and :func:`compacted_image` take every pixel format:
 ``uint8``, ``uint16`` or ``float32`` arrays of shape ``(H, W)`` (mono), ``(H, W, 3)`` (RGB,
-``uint8`` only) or ``(H, W, 4)`` (RGBA), as do :func:`blobs` (connected components);
-:func:`centroids` the integer-key ones (``uint8`` and ``uint16``). Every backend gives the
+``uint8`` only) or ``(H, W, 4)`` (RGBA), as do :func:`blobs` (connected components) and
+:func:`centroids`. Every backend gives the
 same results, bit for bit (see the specification, ``docs/SPEC.md`` of the clpix repository).
 
 >>> import numpy as np, clpix
@@ -35,6 +35,7 @@ from ._clpix import (
     BLOB_DTYPE,
     BLOB_F32_DTYPE,
     CENTROID_DTYPE,
+    CENTROID_F32_DTYPE,
     HIT_DTYPE,
     MAX_BINS,
     MAX_LUMINANCE,
@@ -58,6 +59,7 @@ __all__ = [
     "BLOB_DTYPE",
     "BLOB_F32_DTYPE",
     "CENTROID_DTYPE",
+    "CENTROID_F32_DTYPE",
     "HIT_DTYPE",
     "MAX_BINS",
     "MAX_LUMINANCE",
@@ -211,12 +213,13 @@ def centroids(
     img: np.ndarray,
     points: npt.ArrayLike,
     radius: int,
-    background: int = 0,
+    background: Union[int, float] = 0,
 ) -> np.ndarray:
     """The intensity-weighted centroid of the ``(2 radius + 1)²`` window around each of
-    ``points`` (clipped to the image) in an image of an integer-key format (as :func:`blobs`
-    takes), each pixel weighing ``max(key − background, 0)``, on the default engine (see
-    ``Engine.centroids``): a structured array of :data:`CENTROID_DTYPE` (``x``, ``y``,
-    ``weight_sum``), one record a point. ``points``: an ``(N, 2)`` integer array-like of
-    ``(x, y)``, or records with fields ``x`` and ``y`` (what :func:`extremes` gives)."""
+    ``points`` (clipped to the image) in an image of any format (as :func:`blobs` takes), each
+    pixel weighing ``max(key − background, 0)`` (of float32 exact integers in one unit
+    ``2^-s``), on the default engine (see ``Engine.centroids``): a structured array of
+    :data:`CENTROID_DTYPE` (``x``, ``y``, ``weight_sum``; :data:`CENTROID_F32_DTYPE` for
+    float32), one record a point. ``points``: an ``(N, 2)`` integer array-like of ``(x, y)``,
+    or records with fields ``x`` and ``y`` (what :func:`extremes` gives)."""
     return default_engine().centroids(img, points, radius, background)

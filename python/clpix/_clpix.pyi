@@ -48,6 +48,9 @@ BLOB_F32_DTYPE: Final[np.dtype]
 """The blob records of float32 images: :data:`BLOB_DTYPE` with ``key_sum`` and ``weight_sum``
 as f8 (the exact integer sums of the weights times their unit ``2^-s``, rounded once; the
 key sum of a float image is its weight sum) and ``peak_key`` as f4."""
+CENTROID_F32_DTYPE: Final[np.dtype]
+"""The centroid records of float32 images: :data:`CENTROID_DTYPE` with ``weight_sum`` as f8
+(the exact integer sum of the weights times their unit ``2^-s``, rounded once)."""
 CENTROID_DTYPE: Final[np.dtype]
 """The records of :meth:`Engine.centroids` (packed, native byte order): ``x``, ``y`` (f8: the
 weighted centre, pixel centres at integer coordinates) and ``weight_sum`` (u8: Σ max(key −
@@ -384,23 +387,27 @@ class Engine:
         :data:`_BLOB_EXACT_DTYPE` (for ``clpix.dask``)."""
     def centroids(
         self,
-        img: Union[ImageU8, ImageU16],
+        img: AnyImage,
         points: npt.ArrayLike,
         radius: int,
-        background: int = 0,
+        background: Union[int, float] = 0,
     ) -> Centroids:
         """The intensity-weighted centroid of the ``(2 radius + 1)²`` window around each of
-        ``points`` (clipped to the image) in an image of an integer-key format (as
+        ``points`` (clipped to the image) in an image of any format (as
         :meth:`blobs` takes: uint8 of shape ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)``, uint16
-        of shape ``(H, W)`` or ``(H, W, 4)``, any strides), each pixel weighing ``max(key −
-        background, 0)`` (the key as :class:`FormatHit`'s): exact integer sums, ``x̄ = q + r /
+        or float32 of shape ``(H, W)`` or ``(H, W, 4)``, any strides), each pixel weighing
+        ``max(key − background, 0)`` (the key as :class:`FormatHit`'s; of float32 exact
+        integers ``max(⌊k·2^s⌋ − ⌊b·2^s⌋, 0)``, ``s`` from the windows' largest key as
+        :func:`blob_weight_exponent` gives it, NaN and −inf weighing 0; the records then
+        :data:`CENTROID_F32_DTYPE`'s): exact integer sums, ``x̄ = q + r /
         Σw`` with ``q, r = divmod(Σ w·x, Σ w)`` in float64, as :meth:`blobs`' centroids; where
         every weight is 0 the centre is the point itself and ``weight_sum`` 0. ``points``: an
         ``(N, 2)`` integer array-like of ``(x, y)``, or a 1-D structured array with integer
         fields ``x`` and ``y`` (the records of :meth:`extremes` or :meth:`compact`). Computed
-        on the host. Returns :data:`Centroids`. TypeError for another image dtype (float32
-        too) or a non-integer ``points``; ValueError for another shape, a point outside the
-        image, a negative ``radius`` or ``background``."""
+        on the host. Returns :data:`Centroids`. TypeError for another image dtype or a
+        non-integer ``points``; ValueError for another shape, a point outside the image, a
+        negative ``radius`` or ``background`` (of integer keys), a background that is not
+        finite or a window's key of +inf (float32)."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

@@ -21,9 +21,6 @@ use pyo3::sync::PyOnceLock;
 /// What blobs accept, as the error messages say it.
 const ACCEPTED: &str = "uint8 of shape (H, W), (H, W, 3) or (H, W, 4), or uint16 or float32 of \
                         shape (H, W) or (H, W, 4)";
-/// What centroids accept.
-const INTEGER_ACCEPTED: &str =
-    "uint8 of shape (H, W), (H, W, 3) or (H, W, 4), or uint16 of shape (H, W) or (H, W, 4)";
 
 /// The fields of the statistics, in order, with NumPy's type (native byte order), packed.
 const FIELDS: [(&str, &str); 14] = [
@@ -102,18 +99,37 @@ pub(crate) fn blob_dtype(py: Python<'_>, records: Records) -> PyResult<&Bound<'_
     Ok(dtype.bind(py))
 }
 
-/// An image of an integer-key format (what blobs and centroids take): a `TypeError` for
-/// another dtype (float32 too) or object, a `ValueError` for another shape, each naming what is
-/// accepted (`op` names the operation).
-pub(crate) fn integer_image<'py>(img: &Bound<'py, PyAny>, op: &str) -> PyResult<AnyImage<'py>> {
-    let image = any_image_accepting(img, INTEGER_ACCEPTED)?;
-    if matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_)) {
-        return Err(type_error(format!(
-            "{op} take the integer-key formats: expected an image of {INTEGER_ACCEPTED}; got \
-             dtype float32 ({op} of float images are not built yet; scale them to uint16)"
-        )));
+/// An image of a format blobs and centroids take (any), and whether its keys are float32:
+/// a `TypeError` for another dtype or object, a `ValueError` for another shape, each naming
+/// what is accepted.
+pub(crate) fn blob_image<'py>(img: &Bound<'py, PyAny>) -> PyResult<(AnyImage<'py>, bool)> {
+    let image = any_image_accepting(img, ACCEPTED)?;
+    let float = matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_));
+    Ok((image, float))
+}
+
+/// A background as clpix takes it: of float32 images a number, as float32's bits; else an
+/// integer in `u32` (`range` says which, for the error).
+pub(crate) fn background_of(
+    level: &Bound<'_, PyAny>,
+    float: bool,
+    range: &'static str,
+) -> PyResult<u32> {
+    if float {
+        // As float32 (a Python float rounded once).
+        let v: f64 = level.extract().map_err(|_| {
+            type_error(format!(
+                "background: expected a number (a float32 image's background); got {level}"
+            ))
+        })?;
+        return Ok((v as f32).to_bits());
     }
-    Ok(image)
+    let v: i128 = level.extract().map_err(|_| {
+        type_error(format!(
+            "background: expected an integer (an integer-key image's background); got {level}"
+        ))
+    })?;
+    u32::try_from(v).map_err(|_| invalid("background", v, range))
 }
 
 /// The arguments of `Engine.blobs`, before they are checked.
@@ -144,27 +160,13 @@ impl BlobArgs<'_, '_> {
         let max = self
             .max_area
             .map_or(Ok(u64::MAX), |v| area("max_area", v))?;
-        let options = BlobOptions::new().connectivity(connectivity).area(min, max);
-        let options = if float {
-            // As float32 (a Python float rounded once).
-            let level: f64 = self.background.extract().map_err(|_| {
-                type_error(format!(
-                    "background: expected a number (a float32 image's background); got {}",
-                    self.background
-                ))
-            })?;
-            options.background_f32(level as f32)
-        } else {
-            let level: i128 = self.background.extract().map_err(|_| {
-                type_error(format!(
-                    "background: expected an integer (an integer-key image's background); got {}",
-                    self.background
-                ))
-            })?;
-            let background = u32::try_from(level)
-                .map_err(|_| invalid("background", level, "an integer from 0 to the threshold"))?;
-            options.background(background)
-        };
+        let background =
+            background_of(self.background, float, "an integer from 0 to the threshold")?;
+        // Of float32 images the background is an f32's bits (BlobOptions::background_f32).
+        let options = BlobOptions::new()
+            .connectivity(connectivity)
+            .area(min, max)
+            .background(background);
         let options = match self.weight_exponent {
             Some(s) => options.weight_exponent(s),
             None => options,
@@ -186,8 +188,7 @@ pub(crate) fn blobs<'py>(
     args: BlobArgs<'_, 'py>,
     exact: bool,
 ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyAny>)> {
-    let image = any_image_accepting(img, ACCEPTED)?;
-    let float = matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_));
+    let (image, float) = blob_image(img)?;
     let options = args.options(float)?;
     let threshold = Threshold::of(&image, args.threshold)?;
     let shape = image.shape();

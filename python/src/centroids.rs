@@ -1,12 +1,13 @@
-//! `Engine.centroids` on NumPy arrays of the integer-key formats (as `Engine.blobs` takes):
-//! the intensity-weighted centroid of the `(2 radius + 1)²` window around each given pixel, as
+//! `Engine.centroids` on NumPy arrays of every format (as `Engine.blobs` takes): the
+//! intensity-weighted centroid of the `(2 radius + 1)²` window around each given pixel, as
 //! clpix's `Engine::centroids` computes it, run without the GIL, returned as a structured
-//! array of [`CENTROID_DTYPE`]'s fields.
+//! array of [`CENTROID_DTYPE`]'s fields (of float32 images the weight sum as float64: the exact
+//! integer sum times the weights' unit `2^-s`).
 //!
 //! The pixels are an `(N, 2)` integer array-like of `(x, y)`, or records with fields `x` and
 //! `y` (what `extremes` and `compact` give).
 
-use crate::blobs::integer_image;
+use crate::blobs::{background_of, blob_image};
 use crate::errors::{invalid, type_error, value_error};
 use crate::formats::{self, shape_text, FormatPixel, Job};
 use clpix::{Engine, ImageView};
@@ -27,13 +28,24 @@ const FIELDS: [(&str, &str); 3] = [("x", "=f8"), ("y", "=f8"), ("weight_sum", "=
 const BYTES: usize = 3 * 8;
 
 static CENTROID_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CENTROID_F32_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// The structured dtype of the centroids (`clpix.CENTROID_DTYPE`).
-pub(crate) fn centroid_dtype(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    let dtype = CENTROID_DTYPE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+/// The structured dtype of the centroids (`clpix.CENTROID_DTYPE`), or of float32 images'
+/// (`clpix.CENTROID_F32_DTYPE`: the weight sum as float64).
+pub(crate) fn centroid_dtype(py: Python<'_>, float: bool) -> PyResult<&Bound<'_, PyAny>> {
+    let slot = if float {
+        &CENTROID_F32_DTYPE
+    } else {
+        &CENTROID_DTYPE
+    };
+    let dtype = slot.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
         let fields = FIELDS
             .iter()
-            .map(|&f| f.into_pyobject(py).map(Bound::into_any))
+            .map(|&(name, kind)| match (float, name) {
+                (true, "weight_sum") => (name, "=f8"),
+                _ => (name, kind),
+            })
+            .map(|f| f.into_pyobject(py).map(Bound::into_any))
             .collect::<PyResult<Vec<_>>>()?;
         let dtype = py.import("numpy")?.getattr("dtype")?.call1((fields,))?;
         if dtype.getattr("itemsize")?.extract::<usize>()? != BYTES {
@@ -46,22 +58,21 @@ pub(crate) fn centroid_dtype(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     Ok(dtype.bind(py))
 }
 
-/// The centroids of the windows around `points` in `img` (an integer-key format), `radius`
-/// and `background` as `Engine::centroids` takes them: a structured array of
-/// [`centroid_dtype`], one record a point, in the points' order.
+/// The centroids of the windows around `points` in `img` (any format), `radius` and
+/// `background` (an integer, or a number for float32 images) as `Engine::centroids` takes
+/// them: a structured array of [`centroid_dtype`], one record a point, in the points' order.
 pub(crate) fn centroids<'py>(
     py: Python<'py>,
     engine: &Engine,
     img: &Bound<'py, PyAny>,
     points: &Bound<'py, PyAny>,
     radius: i64,
-    background: i128,
+    background: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let image = integer_image(img, "centroids")?;
+    let (image, float) = blob_image(img)?;
     let radius = u32::try_from(radius)
         .map_err(|_| invalid("radius", radius, "an integer from 0 to 2^32 - 1"))?;
-    let background = u32::try_from(background)
-        .map_err(|_| invalid("background", background, "an integer from 0 to 2^32 - 1"))?;
+    let background = background_of(background, float, "an integer from 0 to 2^32 - 1")?;
     let at = places(points)?;
     let job = CentroidsJob {
         at,
@@ -69,7 +80,7 @@ pub(crate) fn centroids<'py>(
         background,
     };
     let records = formats::run(py, engine, &image, job)?;
-    PyArray1::from_vec(py, records).call_method1("view", (centroid_dtype(py)?,))
+    PyArray1::from_vec(py, records).call_method1("view", (centroid_dtype(py, float)?,))
 }
 
 /// The pixels of `points` (see the module's documentation): a `TypeError` for a non-integer
@@ -177,7 +188,7 @@ fn coordinates(column: &Bound<'_, PyAny>) -> PyResult<Vec<i128>> {
     Ok(values)
 }
 
-/// `Engine.centroids` of an image of some integer-key format: the records' bytes.
+/// `Engine.centroids` of an image of some format: the records' bytes.
 struct CentroidsJob {
     at: Vec<(u32, u32)>,
     radius: u32,
@@ -196,7 +207,13 @@ impl Job for CentroidsJob {
         for c in &found {
             out.extend_from_slice(&c.x.to_ne_bytes());
             out.extend_from_slice(&c.y.to_ne_bytes());
-            out.extend_from_slice(&c.weight_sum.to_ne_bytes());
+            match P::FORMAT.is_float() {
+                // The exact sum times its unit 2^-s (one rounding, of the integer to f64).
+                true => out.extend_from_slice(
+                    &(c.weight_sum as f64 * 2f64.powi(-c.weight_exponent)).to_ne_bytes(),
+                ),
+                false => out.extend_from_slice(&c.weight_sum.to_ne_bytes()),
+            }
         }
         Ok(out)
     }

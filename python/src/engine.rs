@@ -427,20 +427,23 @@ impl PyEngine {
     }
 
     /// The intensity-weighted centroid of the `(2 radius + 1)²` window around each of `points`
-    /// (clipped to the image) in an image of an integer-key format (as `blobs` takes), each
-    /// pixel weighing `max(key − background, 0)`, from exact integer sums: a structured array
-    /// of `CENTROID_DTYPE` (x, y, weight_sum), one record a point, in order; where every
-    /// weight is 0 the centre is the point itself. `points`: an `(N, 2)` integer array-like of
-    /// `(x, y)`, or records with fields `x` and `y` (as `extremes` gives).
-    #[pyo3(signature = (img, points, radius, background = 0))]
+    /// (clipped to the image) in an image of any format (as `blobs` takes), each pixel weighing
+    /// `max(key − background, 0)` (of float32 exact integers in units of `2^-s`, `s` from the
+    /// windows' largest key), from exact integer sums: a structured array of `CENTROID_DTYPE`
+    /// (x, y, weight_sum; `CENTROID_F32_DTYPE` for float32), one record a point, in order;
+    /// where every weight is 0 the centre is the point itself. `points`: an `(N, 2)` integer
+    /// array-like of `(x, y)`, or records with fields `x` and `y` (as `extremes` gives).
+    #[pyo3(signature = (img, points, radius, background = None))]
     fn centroids<'py>(
         &self,
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
         points: &Bound<'py, PyAny>,
         radius: i64,
-        background: i128,
+        background: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let zero = 0i32.into_pyobject(py)?.into_any();
+        let background = background.unwrap_or(&zero);
         crate::centroids::centroids(py, &self.engine, img, points, radius, background)
     }
 

@@ -40,7 +40,8 @@ fn _clpix(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BLOB_F32_DTYPE",
         blobs::blob_dtype(py, blobs::Records::Float)?,
     )?;
-    m.add("CENTROID_DTYPE", centroids::centroid_dtype(py)?)?;
+    m.add("CENTROID_DTYPE", centroids::centroid_dtype(py, false)?)?;
+    m.add("CENTROID_F32_DTYPE", centroids::centroid_dtype(py, true)?)?;
     m.add(
         "_BLOB_EXACT_DTYPE",
         blobs::blob_dtype(py, blobs::Records::Exact)?,

@@ -169,3 +169,44 @@ def test_dask_errors_and_no_foreground(local, cpu):
     labels, stats = cd.blobs(da.from_array(none, chunks=3), 0.0, backend="cpu")
     assert len(stats) == 0 and stats.dtype == clpix.BLOB_F32_DTYPE
     assert not labels.compute().any()
+
+
+def test_centroids_of_float32(engine):
+    """Windows of float32 keys: weights ``max(⌊k·2^s⌋ − ⌊b·2^s⌋, 0)``, ``s`` from the
+    windows' largest key, NaN and −inf weighing 0; the sums' unit in float64."""
+    img = finite_special(19, 23, 4, 1)
+    img[3, 4] = -np.inf
+    pts = np.array([[0, 0], [22, 18], [10, 9], [4, 3]])
+    for radius, bg in [(0, 0.0), (2, -1.0), (3, 0.5)]:
+        got = engine.centroids(img, pts, radius, bg)
+        assert got.dtype == clpix.CENTROID_F32_DTYPE
+        b = float(np.float32(bg))
+        h, w = img.shape
+        windows = [
+            [(y, x) for y in range(max(py - radius, 0), min(py + radius, h - 1) + 1)
+             for x in range(max(px - radius, 0), min(px + radius, w - 1) + 1)]
+            for px, py in pts.tolist()
+        ]
+        keys = [float(img[y, x]) for win in windows for y, x in win]
+        finite = [k for k in keys if not math.isnan(k)]
+        top = max(finite)
+        s = exponent(top, b) if top > b else 0
+        for (px, py), win, rec in zip(pts.tolist(), windows, got.tolist()):
+            wts = []
+            for y, x in win:
+                k = float(img[y, x])
+                ok = top > b and math.isfinite(k)
+                wts.append((max(floor_scaled(k, s) - floor_scaled(b, s), 0) if ok else 0, x, y))
+            total = sum(t for t, _, _ in wts)
+            if total:
+                cx = centroid(sum(t * x for t, x, _ in wts), total)
+                cy = centroid(sum(t * y for t, _, y in wts), total)
+            else:
+                cx, cy = float(px), float(py)
+            assert rec == (cx, cy, math.ldexp(float(total), -s))
+    bad = img.copy()
+    bad[9, 10] = np.inf
+    with pytest.raises(ValueError):
+        engine.centroids(bad, pts, 1)
+    with pytest.raises(TypeError, match="background"):
+        engine.centroids(img, pts, 1, "low")
