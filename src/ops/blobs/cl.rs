@@ -342,9 +342,8 @@ fn blob_stats(
     )?);
     let mut rows = vec![0u32; m * STATS_WORDS];
     cl.read(&stats, 0, &mut rows)?;
-    let accs: Vec<Acc> = rows
-        .chunks_exact(STATS_WORDS)
-        .map(|s| acc_of(s, width))
-        .collect();
-    Ok(number_blobs(&accs, opts))
+    // Each row straight to its blob (no vector of sums between: 220 K blobs of noise at
+    // 8192² are 21 MB more to allocate and fill).
+    let accs = rows.chunks_exact(STATS_WORDS).map(|s| acc_of(s, width));
+    Ok(number_blobs(accs, opts))
 }

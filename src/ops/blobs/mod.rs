@@ -66,19 +66,20 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
 
 /// The blobs that pass the area rule, numbered 1..=n in the order of `accs` (the components in
 /// the scan order of their first pixels), and each component's number (0 where dropped).
-fn number_blobs(accs: &[Acc], opts: &BlobOptions) -> (Vec<Blob>, Vec<u32>) {
-    let mut blobs = Vec::new();
-    let number = accs
-        .iter()
-        .map(|a| {
-            if opts.keeps(a.area) {
-                blobs.push(a.blob(blobs.len() as u32 + 1));
-                blobs.len() as u32
-            } else {
-                0
-            }
-        })
-        .collect();
+fn number_blobs(
+    accs: impl ExactSizeIterator<Item = Acc>,
+    opts: &BlobOptions,
+) -> (Vec<Blob>, Vec<u32>) {
+    let mut blobs = Vec::with_capacity(accs.len());
+    let mut number = Vec::with_capacity(accs.len());
+    for a in accs {
+        if opts.keeps(a.area) {
+            blobs.push(a.blob(blobs.len() as u32 + 1));
+            number.push(blobs.len() as u32);
+        } else {
+            number.push(0);
+        }
+    }
     (blobs, number)
 }
 
