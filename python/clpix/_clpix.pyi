@@ -13,7 +13,7 @@ Connectivity = Literal[4, 8]
 ImageU8 = npt.NDArray[np.uint8]
 ImageF32 = npt.NDArray[np.float32]
 ImageU16 = npt.NDArray[np.uint16]
-AnyImage = Union[ImageU8, ImageU16, ImageF32]
+AnyImage = Union[ImageU8, ImageU16, ImageF32, "DeviceImage"]
 """An image of any pixel format: ``uint8``, ``uint16`` or ``float32`` of shape ``(H, W)``
 (mono), ``(H, W, 3)`` (RGB8, ``uint8`` only) or ``(H, W, 4)`` (RGBA), any strides."""
 Records = np.ndarray
@@ -158,6 +158,18 @@ class FloatStats:
     def max(self) -> float: ...
     def __init__(self, sum: float, count: int, min: float, max: float) -> None: ...
     def __eq__(self, other: object) -> bool: ...
+
+class DeviceImage:
+    """An image an engine holds (on its device; in host memory for the CPU engine), made by
+    :meth:`Engine.upload` or :meth:`Engine.gaussian_blur_device`. Every operation of
+    :class:`Engine` takes it in place of an array (an engine reads an image another engine
+    holds back first); :meth:`Engine.download` reads it back."""
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """``(H, W)`` or ``(H, W, channels)``, as the array it came from."""
+    @property
+    def dtype(self) -> np.dtype: ...
 
 class Device:
     """One OpenCL device, as :func:`devices` lists it."""
@@ -408,6 +420,15 @@ class Engine:
         non-integer ``points``; ValueError for another shape, a point outside the image, a
         negative ``radius`` or ``background`` (of integer keys), a background that is not
         finite or a window's key of +inf (float32)."""
+    def upload(self, img: AnyImage) -> DeviceImage:
+        """The image held by this engine, any format: every operation takes it, read where it
+        is (no upload a call)."""
+    def download(self, img: DeviceImage) -> Union[ImageU8, ImageU16, ImageF32]:
+        """The pixels of a held image: a C-contiguous array of its shape and dtype."""
+    def gaussian_blur_device(
+        self, img: AnyImage, radius: int, sigma: Optional[float] = None, border: BorderMode = "clamp"
+    ) -> DeviceImage:
+        """:meth:`gaussian_blur` with the result kept on the engine, for the next operation."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

@@ -13,7 +13,7 @@
 use crate::errors::{invalid, type_error};
 use crate::formats::{self, any_image_accepting, AnyImage, FormatPixel, Job};
 use crate::records::Threshold;
-use clpix::{Blob, BlobOptions, Connectivity, Engine, ImageView};
+use clpix::{Blob, BlobOptions, Connectivity, Engine, IntoImage};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -104,7 +104,7 @@ pub(crate) fn blob_dtype(py: Python<'_>, records: Records) -> PyResult<&Bound<'_
 /// what is accepted.
 pub(crate) fn blob_image<'py>(img: &Bound<'py, PyAny>) -> PyResult<(AnyImage<'py>, bool)> {
     let image = any_image_accepting(img, ACCEPTED)?;
-    let float = matches!(image, AnyImage::LumaF32(_) | AnyImage::RgbaF32(_));
+    let float = image.dtype() == crate::formats::Dtype::F32;
     Ok((image, float))
 }
 
@@ -225,10 +225,10 @@ struct BlobsJob {
 
 impl Job for BlobsJob {
     type Out = (Option<Vec<u32>>, Vec<u8>);
-    fn run<P: FormatPixel>(
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
         self,
         engine: &Engine,
-        view: ImageView<'_, P>,
+        view: I,
     ) -> clpix::Result<Self::Out> {
         let found = engine.blobs(view, self.threshold.key::<P>()?, &self.options)?;
         let size = if self.exact { EXACT_BYTES } else { BYTES };

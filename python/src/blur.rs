@@ -8,7 +8,7 @@ use crate::errors::{type_error, value_error, IntoPyResult};
 use crate::formats::{
     self, any_image, shape_text, AnyImage, Dtype, FormatPixel, IntoValues, Job, Values,
 };
-use clpix::{Engine, GaussianBlur, ImageView};
+use clpix::{Engine, GaussianBlur, IntoImage};
 use numpy::{
     BorrowError, Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadwriteArrayDyn,
     PyUntypedArray, PyUntypedArrayMethods,
@@ -240,7 +240,11 @@ struct BlurJob(GaussianBlur);
 
 impl Job for BlurJob {
     type Out = Values;
-    fn run<P: FormatPixel>(self, engine: &Engine, view: ImageView<'_, P>) -> clpix::Result<Values> {
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        view: I,
+    ) -> clpix::Result<Values> {
         let res = engine.gaussian_blur(view, &self.0)?;
         Ok(IntoValues::into_values(res.into_raw()))
     }
@@ -255,7 +259,11 @@ struct BlurIntoJob<'o> {
 
 impl Job for BlurIntoJob<'_> {
     type Out = ();
-    fn run<P: FormatPixel>(self, engine: &Engine, view: ImageView<'_, P>) -> clpix::Result<()> {
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        view: I,
+    ) -> clpix::Result<()> {
         let out: &mut [P::Subpixel] =
             bytemuck::try_cast_slice_mut(self.out).map_err(|_| clpix::Error::InvalidParameter {
                 name: "out",

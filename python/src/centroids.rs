@@ -10,7 +10,7 @@
 use crate::blobs::{background_of, blob_image};
 use crate::errors::{invalid, type_error, value_error};
 use crate::formats::{self, shape_text, FormatPixel, Job};
-use clpix::{Engine, ImageView};
+use clpix::{Engine, IntoImage};
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -197,10 +197,10 @@ struct CentroidsJob {
 
 impl Job for CentroidsJob {
     type Out = Vec<u8>;
-    fn run<P: FormatPixel>(
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
         self,
         engine: &Engine,
-        view: ImageView<'_, P>,
+        view: I,
     ) -> clpix::Result<Vec<u8>> {
         let found = engine.centroids(view, &self.at, self.radius, self.background)?;
         let mut out = Vec::with_capacity(found.len() * BYTES);

@@ -10,7 +10,7 @@
 use crate::errors::{invalid, type_error, value_error};
 use crate::formats::{self, any_image, AnyImage, FormatPixel, IntoValues, Job, Values};
 use crate::records::{Records, Scalar, Threshold};
-use clpix::{CompactOrder, Engine, ImageView};
+use clpix::{CompactOrder, Engine, Format, IntoImage};
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
@@ -47,13 +47,13 @@ impl Threshold {
     /// key (255, 1023 or 65535), or, for float32 images, a number (rounded to float32, as
     /// NumPy compares a float32 array with a Python float; NaN is clpix's own `ValueError`).
     pub(crate) fn of(img: &AnyImage<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let (name, expected, max) = match img {
-            AnyImage::LumaF32(_) | AnyImage::RgbaF32(_) => return Self::float(obj),
-            AnyImage::Luma8(_) => ("mono8", "0..=255", 255),
-            AnyImage::Rgb8(_) => ("rgb8", "0..=1023", 1023),
-            AnyImage::Rgba8(_) => ("rgba8", "0..=1023", 1023),
-            AnyImage::Luma16(_) => ("mono16", "0..=65535", 65535),
-            AnyImage::Rgba16(_) => ("rgba16", "0..=65535", 65535),
+        let (name, expected, max) = match img.format() {
+            Format::LumaF32 | Format::RgbaF32 => return Self::float(obj),
+            Format::Luma8 => ("mono8", "0..=255", 255),
+            Format::Rgb8 => ("rgb8", "0..=1023", 1023),
+            Format::Rgba8 => ("rgba8", "0..=1023", 1023),
+            Format::Luma16 => ("mono16", "0..=65535", 65535),
+            Format::Rgba16 => ("rgba16", "0..=65535", 65535),
         };
         let t = match obj.extract::<i64>() {
             Ok(t) => t,
@@ -125,10 +125,10 @@ impl CompactJob {
 
 impl Job for CompactJob {
     type Out = Records;
-    fn run<P: FormatPixel>(
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
         self,
         engine: &Engine,
-        view: ImageView<'_, P>,
+        view: I,
     ) -> clpix::Result<Records> {
         let hits = engine.compact(view, self.threshold::<P>()?, self.order)?;
         Ok(Records::of(&hits))
@@ -140,7 +140,11 @@ struct CompactedImageJob(CompactJob);
 
 impl Job for CompactedImageJob {
     type Out = Values;
-    fn run<P: FormatPixel>(self, engine: &Engine, view: ImageView<'_, P>) -> clpix::Result<Values> {
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        view: I,
+    ) -> clpix::Result<Values> {
         let threshold = self.0.threshold::<P>()?;
         let image = engine.compacted_image(view, threshold, self.0.order)?;
         Ok(IntoValues::into_values(image.into_raw()))

@@ -2,10 +2,12 @@
 
 use crate::blobs::BlobArgs;
 use crate::convert::{array_u32, hit_bytes, image_u8, ImageU8};
-use crate::errors::{invalid, to_py, value_error, IntoPyResult};
+use crate::errors::{to_py, value_error, IntoPyResult};
 use crate::formats::{self, any_image, ExtremeJob, ExtremesJob, HistogramJob, StatsJob};
+use crate::held::{BlurDeviceJob, DeviceImage, UploadJob};
+use crate::params::{blur_params, count, histogram_bins, parse_extreme, parse_order};
 use crate::types::Device;
-use clpix::{Bins, Border, CompactOrder, Engine, GaussianBlur, ImageView};
+use clpix::{CompactOrder, Engine, GaussianBlur, ImageView};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -90,80 +92,6 @@ impl DeviceQuery {
             },
         })
     }
-}
-
-fn parse_border(border: &str) -> PyResult<Border> {
-    match border {
-        "clamp" => Ok(Border::Clamp),
-        "reflect" => Ok(Border::Reflect),
-        "wrap" => Ok(Border::Wrap),
-        "zero" => Ok(Border::Zero),
-        other => Err(invalid(
-            "border",
-            format!("{other:?}"),
-            "\"clamp\", \"reflect\", \"wrap\" or \"zero\"",
-        )),
-    }
-}
-
-fn parse_order(order: &str) -> PyResult<CompactOrder> {
-    match order {
-        "scan" => Ok(CompactOrder::ScanOrder),
-        "luminance" => Ok(CompactOrder::LuminanceDescending),
-        other => Err(invalid(
-            "order",
-            format!("{other:?}"),
-            "\"scan\" (scan order) or \"luminance\" (luminance, or a mono image's value, \
-             descending; ties in scan order)",
-        )),
-    }
-}
-
-fn parse_extreme(which: &str) -> PyResult<clpix::Extreme> {
-    match which {
-        "brightest" => Ok(clpix::Extreme::Brightest),
-        "darkest" => Ok(clpix::Extreme::Darkest),
-        other => Err(invalid(
-            "which",
-            format!("{other:?}"),
-            "\"brightest\" (largest luminance first) or \"darkest\" (smallest first)",
-        )),
-    }
-}
-
-/// The bins of a histogram: `count` bins over `range`, a sequence `(lo, hi)` (clpix's own
-/// checks).
-fn histogram_bins(count: i64, range: &Bound<'_, PyAny>) -> PyResult<Bins> {
-    let count = u32::try_from(count)
-        .map_err(|_| invalid("bins", count, "1 to 1,048,576 bins (clpix.MAX_BINS)"))?;
-    let bounds: Vec<f64> = range.extract().map_err(|_| {
-        crate::errors::type_error(format!(
-            "range must be a sequence of two numbers (lo, hi); got {range}"
-        ))
-    })?;
-    match bounds[..] {
-        [lo, hi] => Bins::new(count, lo, hi).py(),
-        _ => Err(value_error(format!(
-            "range must be (lo, hi), two numbers; got {} of them",
-            bounds.len()
-        ))),
-    }
-}
-
-/// A number of pixels to select (0 or more).
-fn count(k: i64) -> PyResult<usize> {
-    usize::try_from(k).map_err(|_| invalid("k", k, "a number of pixels, 0 or more"))
-}
-
-/// The blur's parameters (sigma defaults to radius / 2).
-pub(crate) fn blur_params(radius: i64, sigma: Option<f64>, border: &str) -> PyResult<GaussianBlur> {
-    let r = u32::try_from(radius)
-        .map_err(|_| invalid("radius", radius, "0..=MAX_RADIUS (2^20) pixels"))?;
-    let mut blur = GaussianBlur::new(r).border(parse_border(border)?);
-    if let Some(s) = sigma {
-        blur = blur.sigma(s);
-    }
-    Ok(blur)
 }
 
 /// Luminance of every pixel, `H×W` (the SPEC's integer formula, clpix's `luminance`).
@@ -464,6 +392,43 @@ impl PyEngine {
     ) -> PyResult<Bound<'py, PyAny>> {
         let blur = blur_params(radius, sigma, border)?;
         crate::blur::gaussian_blur(py, &self.engine, img, blur, out)
+    }
+
+    /// The image held by this engine (on its device; in host memory for the CPU engine): a
+    /// `DeviceImage` of `img`'s shape and dtype (any format), which every operation takes in
+    /// place of an array, read where it is.
+    fn upload<'py>(&self, py: Python<'py>, img: &Bound<'py, PyAny>) -> PyResult<DeviceImage> {
+        let image = any_image(img)?;
+        let (shape, dtype) = (image.shape(), image.dtype());
+        let held = formats::run(py, &self.engine, &image, UploadJob)?;
+        Ok(DeviceImage { held, shape, dtype })
+    }
+
+    /// The pixels of a `DeviceImage`, read back: an array of its shape and dtype.
+    fn download<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, DeviceImage>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        img.get().download(py, &self.engine)
+    }
+
+    /// `gaussian_blur` with the result kept on the engine: a `DeviceImage` (of any format, from
+    /// an array or a `DeviceImage`), for the next operation without a round trip.
+    #[pyo3(signature = (img, radius, sigma = None, border = "clamp"))]
+    fn gaussian_blur_device<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, PyAny>,
+        radius: i64,
+        sigma: Option<f64>,
+        border: &str,
+    ) -> PyResult<DeviceImage> {
+        let blur = blur_params(radius, sigma, border)?;
+        let image = any_image(img)?;
+        let (shape, dtype) = (image.shape(), image.dtype());
+        let held = formats::run(py, &self.engine, &image, BlurDeviceJob(blur))?;
+        Ok(DeviceImage { held, shape, dtype })
     }
 
     /// Exclusive prefix sum of a 1-D uint32 array (wrapping).

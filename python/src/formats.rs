@@ -4,14 +4,16 @@
 //!
 //! An array whose pixels are contiguous within rows (rows a positive multiple of the channel
 //! size apart, its data aligned) is read in place through [`ImageView::from_channels`]; any
-//! other layout is copied into a packed buffer first. The operations run with the GIL
-//! released, through [`Job`], one generic run per format.
+//! other layout is copied into a packed buffer first. A `clpix.DeviceImage` (an image an engine
+//! holds) is taken as it is. The operations run with the GIL released, through [`Job`], one
+//! generic run per format.
 
 use crate::errors::{to_py, type_error, value_error, IntoPyResult};
+use crate::held::{DeviceImage, HeldPixel};
 pub(crate) use crate::records::{Dtype, IntoValues, Values};
 use crate::records::{HitRecord, Records, Scalar};
 use crate::types::{FloatStats, FormatHit, Hit, LuminanceStats, Num};
-use clpix::{Bins, Engine, Extreme, ImageView, Pixel};
+use clpix::{Bins, Engine, Extreme, ImageView, IntoImage, Pixel};
 use image::{Luma, Rgb, Rgba};
 use numpy::{
     Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
@@ -178,8 +180,9 @@ fn sides(shape: &[usize]) -> PyResult<(u32, u32)> {
     Ok((side(shape[1])?, side(shape[0])?))
 }
 
-/// An input image of one of the seven formats.
+/// An input image of one of the seven formats, or an image an engine holds.
 pub(crate) enum AnyImage<'py> {
+    Held(Bound<'py, DeviceImage>),
     Luma8(Channels<'py, u8>),
     Luma16(Channels<'py, u16>),
     LumaF32(Channels<'py, f32>),
@@ -193,15 +196,32 @@ impl AnyImage<'_> {
     /// The shape of the array: `(H, W)`, or `(H, W, channels)`.
     pub(crate) fn shape(&self) -> Vec<usize> {
         match self {
+            AnyImage::Held(h) => h.get().shape.clone(),
             AnyImage::Luma8(c) | AnyImage::Rgb8(c) | AnyImage::Rgba8(c) => c.shape(),
             AnyImage::Luma16(c) | AnyImage::Rgba16(c) => c.shape(),
             AnyImage::LumaF32(c) | AnyImage::RgbaF32(c) => c.shape(),
         }
     }
 
+    /// The pixel format.
+    pub(crate) fn format(&self) -> clpix::Format {
+        use clpix::Format as F;
+        match self {
+            AnyImage::Held(h) => h.get().format(),
+            AnyImage::Luma8(_) => F::Luma8,
+            AnyImage::Luma16(_) => F::Luma16,
+            AnyImage::LumaF32(_) => F::LumaF32,
+            AnyImage::Rgb8(_) => F::Rgb8,
+            AnyImage::Rgba8(_) => F::Rgba8,
+            AnyImage::Rgba16(_) => F::Rgba16,
+            AnyImage::RgbaF32(_) => F::RgbaF32,
+        }
+    }
+
     /// The channel type.
     pub(crate) fn dtype(&self) -> Dtype {
         match self {
+            AnyImage::Held(h) => h.get().dtype,
             AnyImage::Luma8(_) | AnyImage::Rgb8(_) | AnyImage::Rgba8(_) => Dtype::U8,
             AnyImage::Luma16(_) | AnyImage::Rgba16(_) => Dtype::U16,
             AnyImage::LumaF32(_) | AnyImage::RgbaF32(_) => Dtype::F32,
@@ -211,6 +231,7 @@ impl AnyImage<'_> {
     /// Whether the values are the caller's array's (borrowed from NumPy).
     pub(crate) fn is_borrowed(&self) -> bool {
         match self {
+            AnyImage::Held(_) => false,
             AnyImage::Luma8(c) | AnyImage::Rgb8(c) | AnyImage::Rgba8(c) => c.is_borrowed(),
             AnyImage::Luma16(c) | AnyImage::Rgba16(c) => c.is_borrowed(),
             AnyImage::LumaF32(c) | AnyImage::RgbaF32(c) => c.is_borrowed(),
@@ -220,6 +241,7 @@ impl AnyImage<'_> {
     /// The image with its values copied, the array's borrow given back.
     pub(crate) fn into_copied(self) -> Self {
         match self {
+            AnyImage::Held(h) => AnyImage::Held(h),
             AnyImage::Luma8(c) => AnyImage::Luma8(c.into_copied()),
             AnyImage::Luma16(c) => AnyImage::Luma16(c.into_copied()),
             AnyImage::LumaF32(c) => AnyImage::LumaF32(c.into_copied()),
@@ -243,6 +265,9 @@ pub(crate) fn any_image_accepting<'py>(
     obj: &Bound<'py, PyAny>,
     accepted: &str,
 ) -> PyResult<AnyImage<'py>> {
+    if let Ok(held) = obj.cast::<DeviceImage>() {
+        return Ok(AnyImage::Held(held.clone()));
+    }
     let py = obj.py();
     let array = crate::convert::ndarray(obj, accepted)?;
     let dtype = array.dtype();
@@ -392,17 +417,8 @@ impl IntoAnyStats for clpix::FloatStats {
 
 /// A pixel type of the seven, with what its results become.
 pub(crate) trait FormatPixel:
-    Pixel<
-    Subpixel: bytemuck::Pod + IntoValues,
-    Key: Scalar,
-    Hit: IntoAnyHit + HitRecord,
-    Stats: IntoAnyStats,
->
-{
-}
-
-impl<P> FormatPixel for P where
-    P: Pixel<
+    HeldPixel
+    + Pixel<
         Subpixel: bytemuck::Pod + IntoValues,
         Key: Scalar,
         Hit: IntoAnyHit + HitRecord,
@@ -411,15 +427,27 @@ impl<P> FormatPixel for P where
 {
 }
 
-/// An operation run on a view of any format (a closure cannot be generic over the format).
+impl<P> FormatPixel for P where
+    P: HeldPixel
+        + Pixel<
+            Subpixel: bytemuck::Pod + IntoValues,
+            Key: Scalar,
+            Hit: IntoAnyHit + HitRecord,
+            Stats: IntoAnyStats,
+        >
+{
+}
+
+/// An operation run on an image of any format (a closure cannot be generic over the format):
+/// a view of a NumPy array's pixels, or an image an engine holds.
 pub(crate) trait Job: Send {
     /// Its result.
     type Out: Send;
     /// Runs on `view` (with the GIL released).
-    fn run<P: FormatPixel>(
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
         self,
         engine: &Engine,
-        view: ImageView<'_, P>,
+        view: I,
     ) -> clpix::Result<Self::Out>;
 }
 
@@ -437,6 +465,7 @@ pub(crate) fn run<J: Job>(
         }};
     }
     match img {
+        AnyImage::Held(h) => h.get().run(py, engine, job),
         AnyImage::Luma8(c) => go!(c, Luma<u8>),
         AnyImage::Luma16(c) => go!(c, Luma<u16>),
         AnyImage::LumaF32(c) => go!(c, Luma<f32>),
@@ -452,7 +481,11 @@ pub(crate) struct ExtremeJob(pub(crate) Extreme);
 
 impl Job for ExtremeJob {
     type Out = AnyHit;
-    fn run<P: FormatPixel>(self, engine: &Engine, view: ImageView<'_, P>) -> clpix::Result<AnyHit> {
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        view: I,
+    ) -> clpix::Result<AnyHit> {
         engine.extreme(view, self.0).map(IntoAnyHit::into_any_hit)
     }
 }
@@ -466,10 +499,10 @@ pub(crate) struct ExtremesJob {
 
 impl Job for ExtremesJob {
     type Out = Records;
-    fn run<P: FormatPixel>(
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
         self,
         engine: &Engine,
-        view: ImageView<'_, P>,
+        view: I,
     ) -> clpix::Result<Records> {
         let hits = engine.extremes(view, self.which, self.k, self.min_distance)?;
         Ok(Records::of(&hits))
@@ -481,10 +514,10 @@ pub(crate) struct StatsJob;
 
 impl Job for StatsJob {
     type Out = AnyStats;
-    fn run<P: FormatPixel>(
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
         self,
         engine: &Engine,
-        view: ImageView<'_, P>,
+        view: I,
     ) -> clpix::Result<AnyStats> {
         engine
             .luminance_stats(view)
@@ -501,10 +534,10 @@ pub(crate) struct HistogramJob {
 
 impl Job for HistogramJob {
     type Out = (Vec<u32>, usize);
-    fn run<P: FormatPixel>(
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
         self,
         engine: &Engine,
-        view: ImageView<'_, P>,
+        view: I,
     ) -> clpix::Result<(Vec<u32>, usize)> {
         if self.keys {
             return engine.histogram_keys(view, self.bins).map(|h| (h, 1));

@@ -10,7 +10,9 @@ mod convert;
 mod engine;
 mod errors;
 mod formats;
+mod held;
 mod keysum;
+mod params;
 mod records;
 mod types;
 
@@ -25,6 +27,7 @@ fn _clpix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::FormatHit>()?;
     m.add_class::<types::FloatStats>()?;
     m.add_class::<types::Device>()?;
+    m.add_class::<held::DeviceImage>()?;
     m.add_function(wrap_pyfunction!(engine::devices, m)?)?;
     m.add_function(wrap_pyfunction!(engine::luminance, m)?)?;
     m.add_function(wrap_pyfunction!(engine::blob_weight_exponent, m)?)?;

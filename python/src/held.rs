@@ -1,0 +1,147 @@
+//! `clpix.DeviceImage`: an image of any format held by an engine (`Engine.upload`, or the blur
+//! kept there by `Engine.gaussian_blur_device`), which every operation takes in place of a
+//! NumPy array and reads where it is; `Engine.download` reads it back. clpix's
+//! `DeviceImage<P>` of each format, behind one Python type.
+
+use crate::formats::{Dtype, FormatPixel, IntoValues, Job};
+use clpix::{DeviceImage as Held, Engine, GaussianBlur, IntoImage};
+use image::{Luma, Rgb, Rgba};
+use pyo3::prelude::*;
+
+/// A held image of one of the seven formats.
+pub(crate) enum AnyHeld {
+    Luma8(Held<Luma<u8>>),
+    Luma16(Held<Luma<u16>>),
+    LumaF32(Held<Luma<f32>>),
+    Rgb8(Held<Rgb<u8>>),
+    Rgba8(Held<Rgba<u8>>),
+    Rgba16(Held<Rgba<u16>>),
+    RgbaF32(Held<Rgba<f32>>),
+}
+
+/// The formats' held images into [`AnyHeld`].
+pub(crate) trait HeldPixel: clpix::Pixel + Sized {
+    fn any_held(held: Held<Self>) -> AnyHeld;
+}
+
+macro_rules! held_pixel {
+    ($($variant:ident: $pixel:ty),*) => {$(
+        impl HeldPixel for $pixel {
+            fn any_held(held: Held<Self>) -> AnyHeld {
+                AnyHeld::$variant(held)
+            }
+        }
+    )*};
+}
+held_pixel!(Luma8: Luma<u8>, Luma16: Luma<u16>, LumaF32: Luma<f32>, Rgb8: Rgb<u8>,
+    Rgba8: Rgba<u8>, Rgba16: Rgba<u16>, RgbaF32: Rgba<f32>);
+
+/// An image held by an engine (on its device, or in host memory for the CPU engine), of the
+/// shape and dtype of the NumPy array it came from. Every operation of `Engine` takes it; an
+/// engine reads an image another engine holds back first.
+#[pyclass(module = "clpix", name = "DeviceImage", frozen)]
+pub(crate) struct DeviceImage {
+    pub(crate) held: AnyHeld,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) dtype: Dtype,
+}
+
+#[pymethods]
+impl DeviceImage {
+    /// `(H, W)` or `(H, W, channels)`, as the array it came from.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        pyo3::types::PyTuple::new(py, &self.shape)
+    }
+
+    /// NumPy's dtype of its channels.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArrayDescr> {
+        self.dtype.numpy(py)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "DeviceImage(shape={}, dtype={})",
+            crate::formats::shape_text(&self.shape),
+            self.dtype.name()
+        )
+    }
+}
+
+impl DeviceImage {
+    /// Its pixel format.
+    pub(crate) fn format(&self) -> clpix::Format {
+        use clpix::Format as F;
+        match &self.held {
+            AnyHeld::Luma8(_) => F::Luma8,
+            AnyHeld::Luma16(_) => F::Luma16,
+            AnyHeld::LumaF32(_) => F::LumaF32,
+            AnyHeld::Rgb8(_) => F::Rgb8,
+            AnyHeld::Rgba8(_) => F::Rgba8,
+            AnyHeld::Rgba16(_) => F::Rgba16,
+            AnyHeld::RgbaF32(_) => F::RgbaF32,
+        }
+    }
+
+    /// Runs `job` on the held image with the GIL released.
+    pub(crate) fn run<J: Job>(&self, py: Python<'_>, engine: &Engine, job: J) -> PyResult<J::Out> {
+        use crate::errors::IntoPyResult;
+        macro_rules! go {
+            ($($variant:ident),*) => {
+                match &self.held {
+                    $(AnyHeld::$variant(d) => py.detach(|| job.run(engine, d)).py(),)*
+                }
+            };
+        }
+        go!(Luma8, Luma16, LumaF32, Rgb8, Rgba8, Rgba16, RgbaF32)
+    }
+
+    /// Its pixels read back: a NumPy array of its shape and dtype.
+    pub(crate) fn download<'py>(
+        &self,
+        py: Python<'py>,
+        engine: &Engine,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use crate::errors::IntoPyResult;
+        macro_rules! go {
+            ($($variant:ident),*) => {
+                match &self.held {
+                    $(AnyHeld::$variant(d) => py
+                        .detach(|| engine.download(d).map(|b| IntoValues::into_values(b.into_raw())))
+                        .py()?,)*
+                }
+            };
+        }
+        let values = go!(Luma8, Luma16, LumaF32, Rgb8, Rgba8, Rgba16, RgbaF32);
+        values.into_array(py, &self.shape)
+    }
+}
+
+/// The image held by the engine (`Engine.upload`).
+pub(crate) struct UploadJob;
+
+impl Job for UploadJob {
+    type Out = AnyHeld;
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        img: I,
+    ) -> clpix::Result<AnyHeld> {
+        engine.upload(img).map(P::any_held)
+    }
+}
+
+/// The blur kept on the engine (`Engine.gaussian_blur_device`).
+pub(crate) struct BlurDeviceJob(pub(crate) GaussianBlur);
+
+impl Job for BlurDeviceJob {
+    type Out = AnyHeld;
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        img: I,
+    ) -> clpix::Result<AnyHeld> {
+        engine.gaussian_blur_device(img, &self.0).map(P::any_held)
+    }
+}

@@ -1,0 +1,85 @@
+"""Images an engine holds (``Engine.upload`` → ``clpix.DeviceImage``): every operation of every
+format gives on a held image what it gives on the array; ``download`` gives the array back;
+``gaussian_blur_device`` keeps the blur on the engine; an image held by one engine is taken by
+another."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clpix
+import format_reference as fref
+from test_formats import FORMAT_IDS, FORMATS, random_image
+
+
+def threshold_of(img):
+    t = float(np.nanmedian(fref.keys(img)))
+    return t if img.dtype == np.float32 else int(t)
+
+
+def every_op(engine, img, host):
+    """Every operation on ``img`` (``host`` its array), as comparable values."""
+    t = threshold_of(host)
+    lo, hi = (-5.0, 5.0) if host.dtype == np.float32 else (0, int(np.iinfo(host.dtype).max))
+    out = []
+    for which in ("brightest", "darkest"):
+        out.append(repr(engine.extreme(img, which)))
+        out.append(engine.extremes(img, which, 5, 2.0).tobytes())
+    out.append(repr(engine.luminance_stats(img)))
+    out.append(engine.histogram(img, 17, (lo, hi)).tobytes())
+    out.append(engine.histogram_keys(img, 9, (lo, hi)).tobytes())
+    for order in ("scan", "luminance"):
+        out.append(engine.compact(img, t, order).tobytes())
+        out.append(engine.compacted_image(img, t, order).tobytes())
+    labels, stats = engine.blobs(img, t, 8, background=t)
+    out += [labels.tobytes(), stats.tobytes()]
+    out.append(engine.centroids(img, [[0, 0], [3, 2]], 2).tobytes())
+    out.append(engine.gaussian_blur(img, 3).tobytes())
+    return out
+
+
+@pytest.mark.parametrize("dtype, channels", FORMATS, ids=FORMAT_IDS)
+def test_every_operation_of_a_held_image(engine, dtype, channels):
+    img = random_image(dtype, channels, 23, 37, 4)
+    held = engine.upload(img)
+    assert isinstance(held, clpix.DeviceImage)
+    assert held.shape == img.shape and held.dtype == img.dtype
+    assert "DeviceImage(shape=" in repr(held)
+    got = engine.download(held)
+    assert got.dtype == img.dtype and got.shape == img.shape
+    assert got.tobytes() == np.ascontiguousarray(img).tobytes()
+    assert every_op(engine, held, img) == every_op(engine, img, img)
+    # The blur kept on the engine, then read back; and blurred again from there.
+    kept = engine.gaussian_blur_device(img, 3)
+    assert isinstance(kept, clpix.DeviceImage) and kept.shape == img.shape
+    assert engine.download(kept).tobytes() == engine.gaussian_blur(img, 3).tobytes()
+    twice = engine.gaussian_blur_device(kept, 2, border="reflect")
+    once = engine.gaussian_blur(img, 3)
+    assert engine.download(twice).tobytes() == engine.gaussian_blur(once, 2, border="reflect").tobytes()
+    # A blur of a held image into an array.
+    out = np.empty_like(np.ascontiguousarray(img))
+    assert engine.gaussian_blur(held, 3, out=out) is out
+    assert out.tobytes() == once.tobytes()
+
+
+def test_held_by_another_engine(engine, cpu):
+    img = random_image(np.uint16, 1, 19, 21, 5)
+    on_cpu = cpu.upload(img)
+    held = engine.upload(img)
+    assert repr(engine.extreme(on_cpu, "brightest")) == repr(cpu.extreme(held, "brightest"))
+    assert engine.download(on_cpu).tobytes() == cpu.download(held).tobytes() == img.tobytes()
+
+
+def test_held_errors(cpu):
+    img = np.zeros((4, 5), np.uint8)
+    with pytest.raises(TypeError):
+        cpu.upload(np.zeros((4, 5), np.float64))
+    with pytest.raises(TypeError):
+        cpu.download(img)
+    held = cpu.upload(img)
+    with pytest.raises(ValueError, match="threshold"):
+        cpu.compact(held, 256)
+    with pytest.raises(ValueError):
+        cpu.gaussian_blur(held, 2, out=np.empty((4, 6), np.uint8))
+    assert "DeviceImage" in clpix.__all__
