@@ -8,6 +8,7 @@
 //! and the seams join components with the smaller number as root again. The statistics are
 //! integer sums, the same whatever the order of their additions.
 
+use super::sums::{self, Sums};
 use super::{Acc, Blob, BlobOptions, Weigh};
 use crate::error::Result;
 use crate::image::RawView;
@@ -95,13 +96,16 @@ fn touching(
 }
 
 /// Pushes the runs of foreground pixels (keys above `t`) of one row, `x0..x1`, finding them in
-/// a bit mask of 64 pixels a word (so that no branch depends on a single pixel).
+/// a bit mask of 64 pixels a word (so that no branch depends on a single pixel); `edges` holds
+/// `width + 1` columns.
+#[inline(never)]
 fn row_runs(
     format: Format,
     row: &[u8],
     t: u32,
     keys: &mut [u32],
     mask: &mut [u64],
+    edges: &mut [u32],
     out: &mut Vec<(u32, u32)>,
 ) {
     fn bits(mut values: impl Iterator<Item = u32>, t: u32, mask: &mut [u64]) {
@@ -130,37 +134,29 @@ fn row_runs(
             bits(keys.iter().copied(), t, mask);
         }
     }
-    // Runs from the bits: a run open at a word's end continues into the next.
-    let mut open: Option<u32> = None;
+    // Runs from the bits' edges (a pixel unlike its left neighbour): starts and ends in turn,
+    // a run open at a word's end continuing into the next.
+    let mut n = 0;
+    let mut carry = 0u64;
     for (k, &word) in mask.iter().enumerate() {
         let base = 64 * k as u32;
-        let mut m = word;
-        if let Some(x0) = open {
-            let ones = (!m).trailing_zeros();
-            if ones == 64 {
-                continue;
-            }
-            out.push((x0, base + ones));
-            open = None;
-            m &= !((1u64 << ones) - 1);
-        }
-        while m != 0 {
-            let s = m.trailing_zeros();
-            let ones = (!(m >> s)).trailing_zeros();
-            if s + ones >= 64 {
-                open = Some(base + s);
-                break;
-            }
-            out.push((base + s, base + s + ones));
-            m &= !(((1u64 << ones) - 1) << s);
+        let mut e = word ^ (word << 1 | carry);
+        carry = word >> 63;
+        while e != 0 {
+            edges[n] = base + e.trailing_zeros();
+            n += 1;
+            e &= e - 1;
         }
     }
-    if let Some(x0) = open {
-        out.push((x0, w as u32));
+    if n % 2 == 1 {
+        edges[n] = w as u32;
+        n += 1;
     }
+    out.extend(edges[..n].chunks_exact(2).map(|e| (e[0], e[1])));
 }
 
 /// The foreground bits of a row of bytes (`v > t`, `t` below 256): 64 a word.
+#[inline(never)]
 fn mask_u8(row: &[u8], t: u32, mask: &mut [u64]) {
     let whole = row.len() / 64;
     #[cfg(target_arch = "x86_64")]
@@ -247,51 +243,109 @@ fn add_row(
     }
 }
 
+/// Unites each run of `lower` (run indices from `base`, each its own parent yet) with the runs
+/// of `upper`, the row above (indices from `up`), that it touches (`slack` 1 for
+/// 8-connectivity, 0 for 4): the runs of both rows in one walk, as [`touching`].
+#[inline(never)]
+fn link(
+    upper: &[(u32, u32)],
+    up: u32,
+    lower: &[(u32, u32)],
+    base: u32,
+    slack: u32,
+    parent: &mut [u32],
+) {
+    let slack = slack as u64;
+    let mut i = 0;
+    for (j, &(b0, b1)) in lower.iter().enumerate() {
+        let mut root = base + j as u32;
+        // Runs above ending before this one's reach touch no run of this row from here on.
+        while i < upper.len() && upper[i].1 as u64 + slack <= b0 as u64 {
+            i += 1;
+        }
+        while i < upper.len() && (upper[i].0 as u64) < b1 as u64 + slack {
+            // The smaller root the root: a run's parent precedes it.
+            let r = find(parent, up + i as u32);
+            if r < root {
+                parent[root as usize] = r;
+                root = r;
+            } else if r > root {
+                parent[r as usize] = root;
+            }
+            // A run above ending after this one may touch the next one too.
+            if upper[i].1 > b1 {
+                break;
+            }
+            i += 1;
+        }
+    }
+}
+
 /// Labels rows `first_row..first_row + rows` of `view`: runs, their components and the
-/// components' sums.
+/// components' sums (in [`Sums`] where `fast`, of integer keys).
 fn label_strip(
     view: &RawView<'_>,
     t: u32,
     opts: &BlobOptions,
-    weigh: Weigh,
+    (weigh, fast): (Weigh, bool),
     (first_row, rows): (u32, u32),
 ) -> Strip {
     let w = view.width as usize;
     let mut keys = vec![0u32; w];
     let mut mask = vec![0u64; w.div_ceil(64)];
-    let mut runs: Vec<(u32, u32)> = Vec::new();
+    let mut edges = vec![0u32; w + 1];
+    // Room for every run the strip can have (up to 2^22), on huge pages where the kernel has
+    // them: far fewer page faults than growing.
+    let most = (rows as usize * (w / 2 + 1)).min(1 << 22);
+    let mut runs: Vec<(u32, u32)> = Vec::with_capacity(most);
+    let mut parent: Vec<u32> = Vec::with_capacity(most);
+    crate::cpu::advise_huge_pages(runs.as_ptr() as usize, most * 8);
+    crate::cpu::advise_huge_pages(parent.as_ptr() as usize, most * 4);
     let mut row_start = Vec::with_capacity(rows as usize + 1);
     let slack = opts.connectivity.slack();
-    let mut parent: Vec<u32> = Vec::new();
     for y in first_row..first_row + rows {
         let start = runs.len();
         row_start.push(start as u32);
-        row_runs(view.format, view.row(y), t, &mut keys, &mut mask, &mut runs);
+        let row = view.row(y);
+        row_runs(
+            view.format,
+            row,
+            t,
+            &mut keys,
+            &mut mask,
+            &mut edges,
+            &mut runs,
+        );
         parent.extend(start as u32..runs.len() as u32);
         if y > first_row {
             let prev = row_start[row_start.len() - 2] as usize;
             let (before, now) = runs.split_at(start);
-            touching(&before[prev..], now, slack, |i, j| {
-                union(&mut parent, (prev + i) as u32, (start + j) as u32)
-            });
+            link(
+                &before[prev..],
+                prev as u32,
+                now,
+                start as u32,
+                slack,
+                &mut parent,
+            );
         }
     }
     row_start.push(runs.len() as u32);
     // Roots are first runs (the smaller index wins): a run's parent precedes it, so one pass in
-    // order resolves every run, and the roots in order are the components in scan order.
-    let mut comp = vec![0u32; runs.len()];
+    // order turns each parent into its component's number (the roots numbered in order: the
+    // components in scan order).
+    let mut comp = parent;
     let mut count = 0u32;
-    for i in 0..runs.len() {
-        let p = parent[i] as usize;
+    for i in 0..comp.len() {
+        let p = comp[i] as usize;
         if p == i {
             comp[i] = count;
             count += 1;
         } else {
-            parent[i] = parent[p];
-            comp[i] = comp[parent[i] as usize];
+            // p < i: its number already.
+            comp[i] = comp[p];
         }
     }
-    let mut accs = vec![Acc::EMPTY; count as usize];
     let strip = Strip {
         first_row,
         runs,
@@ -299,25 +353,79 @@ fn label_strip(
         comp,
         accs: Vec::new(),
     };
-    for r in 0..rows {
+    let accs = match (weigh, fast) {
+        (Weigh::Int { background }, true) => {
+            fast_sums(view, &strip, &mut keys, background, count as usize)
+        }
+        _ => {
+            let mut accs = vec![Acc::EMPTY; count as usize];
+            for r in 0..rows {
+                let range = strip.runs_of_row(r);
+                if range.is_empty() {
+                    continue;
+                }
+                let (runs, comp) = (&strip.runs[range.clone()], &strip.comp[range]);
+                let y = first_row + r;
+                let row = view.row(y);
+                add_row(view.format, row, &mut keys, runs, comp, &mut accs, y, weigh);
+            }
+            accs
+        }
+    };
+    Strip { accs, ..strip }
+}
+
+/// The sums of a strip's `count` components of integer keys (weights the keys less
+/// `background`) in [`Sums`] (the strip within [`sums::fits`]), as [`Acc`]s.
+#[inline(never)]
+fn fast_sums(
+    view: &RawView<'_>,
+    strip: &Strip,
+    keys: &mut [u32],
+    background: u32,
+    count: usize,
+) -> Vec<Acc> {
+    let w = view.width;
+    let mut sums = vec![Sums::EMPTY; count];
+    for r in 0..strip.rows() {
         let range = strip.runs_of_row(r);
         if range.is_empty() {
             continue;
         }
         let (runs, comp) = (&strip.runs[range.clone()], &strip.comp[range]);
-        let y = first_row + r;
-        add_row(
-            view.format,
-            view.row(y),
-            &mut keys,
-            runs,
-            comp,
-            &mut accs,
-            y,
-            weigh,
-        );
+        let y = strip.first_row + r;
+        let row = view.row(y);
+        let mut add = |k: usize, (s, p): ((u64, u64), (u32, u32))| {
+            sums[comp[k] as usize].add(runs[k], y, r, w, s, p)
+        };
+        match view.format {
+            Format::Luma8 => {
+                for (k, &run) in runs.iter().enumerate() {
+                    // Runs of at most 8 pixels whose 8 bytes lie in the row: without a loop.
+                    let s = match run.1 - run.0 <= 8 && run.0 as usize + 8 <= row.len() {
+                        true => sums::short_u8(row, background, run),
+                        false => sums::run_sums(|x| row[x] as u32, background, run),
+                    };
+                    add(k, s);
+                }
+            }
+            Format::Luma16 => {
+                let key = |x: usize| u16::from_ne_bytes([row[2 * x], row[2 * x + 1]]) as u32;
+                for (k, &run) in runs.iter().enumerate() {
+                    add(k, sums::run_sums(key, background, run));
+                }
+            }
+            format => {
+                row_keys(format, row, keys);
+                for (k, &run) in runs.iter().enumerate() {
+                    add(k, sums::run_sums(|x| keys[x], background, run));
+                }
+            }
+        }
     }
-    Strip { accs, ..strip }
+    sums.iter()
+        .map(|s| s.acc(strip.first_row, w, background))
+        .collect()
 }
 
 /// The largest key above `t` of `view` (an order key), `None` without any.
@@ -352,11 +460,15 @@ pub(super) fn cpu_blobs(
     let (w, h) = (view.width, view.height);
     let strips_wanted = (rayon::current_num_threads() * 4).max(1) as u32;
     let rows = h.div_ceil(strips_wanted).max(16);
+    let fast = match (weigh, view.format.max_key()) {
+        (Weigh::Int { background }, Some(max)) => sums::fits(w, rows, max - background),
+        _ => false,
+    };
     let mut strips: Vec<Strip> = (0..h.div_ceil(rows))
         .into_par_iter()
         .map(|s| {
             let first = s * rows;
-            label_strip(view, t, opts, weigh, (first, rows.min(h - first)))
+            label_strip(view, t, opts, (weigh, fast), (first, rows.min(h - first)))
         })
         .collect();
     // Global component numbers: a strip's components after the strips before it.
@@ -422,9 +534,17 @@ pub(super) fn cpu_blobs(
             for r in 0..strip.rows() {
                 let row = &mut out[(r * w) as usize..((r + 1) * w) as usize];
                 for k in strip.runs_of_row(r) {
-                    let (x0, x1) = strip.runs[k];
+                    let (x0, x1) = (strip.runs[k].0 as usize, strip.runs[k].1 as usize);
                     let n = number[offsets[s] + strip.comp[k] as usize];
-                    row[x0 as usize..x1 as usize].fill(n);
+                    // A run of at most 8 with 8 more columns in the row after it: 8 labels from
+                    // its start, then 8 zeros from its end (over the labels past it; the runs
+                    // after it are written later).
+                    if x1 - x0 <= 8 && x1 + 8 <= row.len() {
+                        row[x0..x0 + 8].copy_from_slice(&[n; 8]);
+                        row[x1..x1 + 8].copy_from_slice(&[0; 8]);
+                    } else {
+                        row[x0..x1].fill(n);
+                    }
                 }
             }
         });

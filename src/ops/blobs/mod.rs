@@ -15,6 +15,7 @@ mod centroid;
 mod cl;
 mod cpu;
 mod options;
+mod sums;
 mod weights;
 pub use centroid::Centroid;
 pub use options::{BlobOptions, Connectivity};
