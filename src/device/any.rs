@@ -60,14 +60,21 @@ impl<'a> Any<'a> {
     }
 
     /// `f` of the image as a [`RawSource`]: an image of another format as it is (held images
-    /// where they are), an RGBA8 image on the host (a held one read back: its parts are not
-    /// padded to the chunks of the other formats' kernels).
+    /// where they are); an RGBA8 held image where it is too when its parts are padded to whole
+    /// chunks of the other formats' kernels (`Engine::upload`'s are), else read back; an RGBA8
+    /// host image as it is.
     pub(crate) fn with_source<R>(
         self,
         f: impl FnOnce(RawSource<'_>) -> crate::error::Result<R>,
     ) -> crate::error::Result<R> {
         match self {
             Any::Typed(src) => f(src),
+            Any::Rgba8(ImageInput::Device(dev)) if in_chunks(dev) => f(RawSource::Held(RawHeld {
+                format: Format::Rgba8,
+                width: dev.width,
+                height: dev.height,
+                storage: &dev.storage,
+            })),
             Any::Rgba8(_) => {
                 let host = self.into_host()?;
                 f(RawSource::Host(host.raw()))
@@ -81,6 +88,18 @@ impl<'a> Any<'a> {
             Any::Typed(src) => HostAny::Typed(src.host()?),
             Any::Rgba8(input) => HostAny::Rgba8(super::HostPixels::of(input)?),
         })
+    }
+}
+
+/// Whether an RGBA8 device image's parts are padded to whole chunks of every format's kernels
+/// (host memory is packed: always).
+fn in_chunks(dev: &DeviceImage) -> bool {
+    match &dev.storage {
+        super::Storage::Host(_) => true,
+        super::Storage::OpenCl(parts) => parts
+            .parts
+            .iter()
+            .all(|p| p.words >= super::raw::held_words(p.range.pixels() as u64, Format::Rgba8)),
     }
 }
 

@@ -5,6 +5,7 @@ use crate::device::{DeviceImage, ImageInput, Storage};
 use crate::error::{Error, Result};
 use crate::image::ImageView;
 use crate::opencl::{ClEngine, PartRange};
+use crate::spec::Format;
 use opencl3::memory::Buffer;
 use std::fmt;
 use std::sync::Arc;
@@ -67,9 +68,11 @@ impl ClEngine {
     pub(crate) fn upload(self: &Arc<Self>, view: &ImageView<'_>) -> Result<DeviceParts> {
         let mut parts = Vec::new();
         for range in self.part_ranges(view.width(), view.height()) {
-            let mut buffer = self.image_buffer(range.pixels(), "an image part")?;
+            // Padded to whole chunks of every format's kernels: the operations of every format
+            // read the part where it is too (`Any::with_source`).
+            let words = crate::device::raw::held_words(range.pixels() as u64, Format::Rgba8);
+            let mut buffer = self.image_buffer(words, "an image part")?;
             self.write_range(&mut buffer, view, range)?;
-            let words = range.pixels();
             parts.push(Part {
                 buffer,
                 range,

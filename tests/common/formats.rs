@@ -245,5 +245,24 @@ fn format_ops(e: &Engine, img: &TestImage, held: bool) -> Vec<String> {
             .map(|h| h.iter().map(|&c| c as u64 * 31).sum::<u64>())
     ));
     out.push(format!("{:?}", e.histogram(img.view(), few_bins)));
+    // RGBA8's operations of every format (the histograms, the blobs, the centroids) on a held
+    // RGBA8 image: its parts read where they are.
+    macro_rules! rgba8_ops {
+        ($img:expr) => {{
+            out.push(format!("{:?}", e.histogram($img, few_bins)));
+            out.push(format!("{:?}", e.histogram_keys($img, few_bins)));
+            out.push(format!("{:?}", blobs_of(e, $img, 500u16)));
+            if w > 0 && h > 0 {
+                let at = [(0, 0), (w - 1, h - 1), (w / 2, h / 2)];
+                out.push(format!("{:?}", e.centroids($img, &at, 2, 100)));
+            }
+        }};
+    }
+    if held {
+        let d = e.upload(img.view()).expect("upload");
+        rgba8_ops!(&d);
+    } else {
+        rgba8_ops!(img.view());
+    }
     out
 }

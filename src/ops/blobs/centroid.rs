@@ -3,7 +3,7 @@
 
 use super::ratio;
 use super::weights::{blob_weight_exponent, fixed};
-use crate::device::{Any, IntoImage, RawSource, Storage};
+use crate::device::{IntoImage, RawSource, Storage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::spec::{Format, f32_of_order};
@@ -37,8 +37,7 @@ impl Engine {
     /// from the floats' bits, `s` from the largest key of all the windows as
     /// [`blob_weight_exponent`](crate::blob_weight_exponent) gives it (NaN and −inf weigh 0).
     /// Computed on the host from the windows' pixels (of an image an OpenCL engine holds, those
-    /// pixels alone are gathered on its device and read back; an RGBA8 held image is read back
-    /// whole).
+    /// pixels alone are gathered on its device and read back).
     ///
     /// Errors: a place outside the image; of an f32 image, a background that is not finite or
     /// a window's key of +inf above it.
@@ -71,50 +70,52 @@ impl Engine {
                 (x1 - x0 + 1) as u64 * (y1 - y0 + 1) as u64
             })
             .sum();
-        if let Any::Typed(src @ RawSource::Held(held)) = any
-            && let Storage::OpenCl(_) = held.storage
-            && window_pixels <= src.pixel_count()
-        {
-            check((src.width(), src.height()), at)?;
-            // The windows' pixels alone, gathered where the image is.
-            let mut indices: Vec<u32> = at
-                .iter()
-                .flat_map(|&c| {
-                    let ((x0, x1), (y0, y1)) = window(c, radius, (src.width(), src.height()));
-                    (y0..=y1).flat_map(move |y| (x0..=x1).map(move |x| y * src.width() + x))
-                })
-                .collect();
-            indices.sort_unstable();
-            indices.dedup();
-            let values = crate::ops::compact::typed::gather_values(&src, &indices)?;
-            let bpp = src.format().bytes_per_pixel();
-            let pixel = |x: u32, y: u32| -> &[u8] {
-                let i = y * src.width() + x;
-                let j = indices.binary_search(&i).unwrap_or(0);
-                &values[j * bpp..(j + 1) * bpp]
-            };
-            return window_centroids(
-                src.format(),
-                (src.width(), src.height()),
+        any.with_source(|src| {
+            if let RawSource::Held(held) = src
+                && let Storage::OpenCl(_) = held.storage
+                && window_pixels <= src.pixel_count()
+            {
+                check((src.width(), src.height()), at)?;
+                // The windows' pixels alone, gathered where the image is.
+                let mut indices: Vec<u32> = at
+                    .iter()
+                    .flat_map(|&c| {
+                        let ((x0, x1), (y0, y1)) = window(c, radius, (src.width(), src.height()));
+                        (y0..=y1).flat_map(move |y| (x0..=x1).map(move |x| y * src.width() + x))
+                    })
+                    .collect();
+                indices.sort_unstable();
+                indices.dedup();
+                let values = crate::ops::compact::typed::gather_values(&src, &indices)?;
+                let bpp = src.format().bytes_per_pixel();
+                let pixel = |x: u32, y: u32| -> &[u8] {
+                    let i = y * src.width() + x;
+                    let j = indices.binary_search(&i).unwrap_or(0);
+                    &values[j * bpp..(j + 1) * bpp]
+                };
+                return window_centroids(
+                    src.format(),
+                    (src.width(), src.height()),
+                    pixel,
+                    at,
+                    radius,
+                    background,
+                );
+            }
+            let host = src.host()?;
+            let view = host.raw();
+            check((view.width, view.height), at)?;
+            let bpp = view.format.bytes_per_pixel();
+            let pixel = |x: u32, y: u32| &view.row(y)[x as usize * bpp..(x as usize + 1) * bpp];
+            window_centroids(
+                view.format,
+                (view.width, view.height),
                 pixel,
                 at,
                 radius,
                 background,
-            );
-        }
-        let host = any.into_host()?;
-        let view = host.raw();
-        check((view.width, view.height), at)?;
-        let bpp = view.format.bytes_per_pixel();
-        let pixel = |x: u32, y: u32| &view.row(y)[x as usize * bpp..(x as usize + 1) * bpp];
-        window_centroids(
-            view.format,
-            (view.width, view.height),
-            pixel,
-            at,
-            radius,
-            background,
-        )
+            )
+        })
     }
 }
 

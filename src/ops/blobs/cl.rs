@@ -340,7 +340,7 @@ fn blob_stats(
         ],
         over_chunks,
     )?);
-    let mut rows = vec![0u32; m * STATS_WORDS];
+    let mut rows = crate::cpu::alloc_zeroed::<u32>(m * STATS_WORDS);
     cl.read(&stats, 0, &mut rows)?;
     // Each row straight to its blob (no vector of sums between: 220 K blobs of noise at
     // 8192² are 21 MB more to allocate and fill).

@@ -509,7 +509,7 @@ pub(super) fn cpu_blobs(
         }
     }
     let mut number = vec![0u32; total];
-    let mut blobs = Vec::new();
+    let mut blobs = super::blob_vec(total);
     for g in 0..total {
         let root = parent[g] as usize;
         if root == g {
