@@ -4,10 +4,11 @@ use crate::blobs::BlobArgs;
 use crate::convert::{array_u32, hit_bytes, image_u8, ImageU8};
 use crate::errors::{to_py, value_error, IntoPyResult};
 use crate::formats::{self, any_image, ExtremeJob, ExtremesJob, HistogramJob, StatsJob};
-use crate::held::{BlurDeviceJob, DeviceImage, UploadJob};
+use crate::formats::{FormatPixel, Job};
+use crate::held::{AnyHeld, DeviceImage};
 use crate::params::{blur_params, count, histogram_bins, parse_extreme, parse_order};
 use crate::types::Device;
-use clpix::{CompactOrder, Engine, GaussianBlur, ImageView};
+use clpix::{CompactOrder, Engine, GaussianBlur, ImageView, IntoImage};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -544,4 +545,32 @@ pub(crate) fn _time_rust(
         clpix::Error::InvalidParameter { name: "op", .. } => value_error(e.to_string()),
         e => to_py(e),
     })
+}
+
+/// The image held by the engine (`Engine.upload`).
+struct UploadJob;
+
+impl Job for UploadJob {
+    type Out = AnyHeld;
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        img: I,
+    ) -> clpix::Result<AnyHeld> {
+        engine.upload(img).map(P::any_held)
+    }
+}
+
+/// The blur kept on the engine (`Engine.gaussian_blur_device`).
+struct BlurDeviceJob(GaussianBlur);
+
+impl Job for BlurDeviceJob {
+    type Out = AnyHeld;
+    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
+        self,
+        engine: &Engine,
+        img: I,
+    ) -> clpix::Result<AnyHeld> {
+        engine.gaussian_blur_device(img, &self.0).map(P::any_held)
+    }
 }

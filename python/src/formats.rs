@@ -9,7 +9,7 @@
 //! generic run per format.
 
 use crate::errors::{to_py, type_error, value_error, IntoPyResult};
-use crate::held::{DeviceImage, HeldPixel};
+use crate::held::{AnyHeld, DeviceImage, HeldPixel};
 pub(crate) use crate::records::{Dtype, IntoValues, Values};
 use crate::records::{HitRecord, Records, Scalar};
 use crate::types::{FloatStats, FormatHit, Hit, LuminanceStats, Num};
@@ -465,7 +465,7 @@ pub(crate) fn run<J: Job>(
         }};
     }
     match img {
-        AnyImage::Held(h) => h.get().run(py, engine, job),
+        AnyImage::Held(h) => run_held(py, engine, h.get(), job),
         AnyImage::Luma8(c) => go!(c, Luma<u8>),
         AnyImage::Luma16(c) => go!(c, Luma<u16>),
         AnyImage::LumaF32(c) => go!(c, Luma<f32>),
@@ -474,6 +474,23 @@ pub(crate) fn run<J: Job>(
         AnyImage::Rgba16(c) => go!(c, Rgba<u16>),
         AnyImage::RgbaF32(c) => go!(c, Rgba<f32>),
     }
+}
+
+/// Runs `job` on a held image with the GIL released.
+fn run_held<J: Job>(
+    py: Python<'_>,
+    engine: &Engine,
+    img: &DeviceImage,
+    job: J,
+) -> PyResult<J::Out> {
+    macro_rules! go {
+        ($($variant:ident),*) => {
+            match &img.held {
+                $(AnyHeld::$variant(d) => py.detach(|| job.run(engine, d)).py(),)*
+            }
+        };
+    }
+    go!(Luma8, Luma16, LumaF32, Rgb8, Rgba8, Rgba16, RgbaF32)
 }
 
 /// The brightest or darkest pixel.

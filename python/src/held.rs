@@ -3,8 +3,8 @@
 //! NumPy array and reads where it is; `Engine.download` reads it back. clpix's
 //! `DeviceImage<P>` of each format, behind one Python type.
 
-use crate::formats::{Dtype, FormatPixel, IntoValues, Job};
-use clpix::{DeviceImage as Held, Engine, GaussianBlur, IntoImage};
+use crate::records::{Dtype, IntoValues};
+use clpix::{DeviceImage as Held, Engine};
 use image::{Luma, Rgb, Rgba};
 use pyo3::prelude::*;
 
@@ -61,9 +61,11 @@ impl DeviceImage {
     }
 
     fn __repr__(&self) -> String {
+        // The shape as Python writes a tuple of two or three.
+        let sides: Vec<String> = self.shape.iter().map(usize::to_string).collect();
         format!(
-            "DeviceImage(shape={}, dtype={})",
-            crate::formats::shape_text(&self.shape),
+            "DeviceImage(shape=({}), dtype={})",
+            sides.join(", "),
             self.dtype.name()
         )
     }
@@ -84,19 +86,6 @@ impl DeviceImage {
         }
     }
 
-    /// Runs `job` on the held image with the GIL released.
-    pub(crate) fn run<J: Job>(&self, py: Python<'_>, engine: &Engine, job: J) -> PyResult<J::Out> {
-        use crate::errors::IntoPyResult;
-        macro_rules! go {
-            ($($variant:ident),*) => {
-                match &self.held {
-                    $(AnyHeld::$variant(d) => py.detach(|| job.run(engine, d)).py(),)*
-                }
-            };
-        }
-        go!(Luma8, Luma16, LumaF32, Rgb8, Rgba8, Rgba16, RgbaF32)
-    }
-
     /// Its pixels read back: a NumPy array of its shape and dtype.
     pub(crate) fn download<'py>(
         &self,
@@ -115,33 +104,5 @@ impl DeviceImage {
         }
         let values = go!(Luma8, Luma16, LumaF32, Rgb8, Rgba8, Rgba16, RgbaF32);
         values.into_array(py, &self.shape)
-    }
-}
-
-/// The image held by the engine (`Engine.upload`).
-pub(crate) struct UploadJob;
-
-impl Job for UploadJob {
-    type Out = AnyHeld;
-    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
-        self,
-        engine: &Engine,
-        img: I,
-    ) -> clpix::Result<AnyHeld> {
-        engine.upload(img).map(P::any_held)
-    }
-}
-
-/// The blur kept on the engine (`Engine.gaussian_blur_device`).
-pub(crate) struct BlurDeviceJob(pub(crate) GaussianBlur);
-
-impl Job for BlurDeviceJob {
-    type Out = AnyHeld;
-    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
-        self,
-        engine: &Engine,
-        img: I,
-    ) -> clpix::Result<AnyHeld> {
-        engine.gaussian_blur_device(img, &self.0).map(P::any_held)
     }
 }

@@ -5,6 +5,7 @@
 use clpix::{Engine, ImageView};
 use proptest::prelude::*;
 use std::sync::{Mutex, OnceLock};
+pub mod blobs;
 mod engines;
 pub mod formats;
 mod shared;
