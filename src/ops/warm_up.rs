@@ -142,11 +142,10 @@ impl Engine {
                 self.raw_histogram(raw, Of::Channels, bins)?;
                 self.raw_histogram(raw, Of::Key, bins)?;
             }
-            if format.max_key().is_some() {
-                // Above 0: blobs in any of these images, so that their statistics' kernels run.
-                let opts = crate::ops::blobs::BlobOptions::new();
-                self.raw_blobs(raw, 0, &opts)?;
-            }
+            // Above 0 (0.0 of f32: the order key 2^31): blobs in any of these images, so that
+            // their statistics' kernels run.
+            let above = format.max_key().map_or(0x8000_0000, |_| 0);
+            self.raw_blobs(raw, above, &crate::ops::blobs::BlobOptions::new())?;
             if rgba8 {
                 continue;
             }
