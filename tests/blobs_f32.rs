@@ -332,3 +332,46 @@ fn f32_blobs_bad_input() {
         assert!(bad(e.blobs(&g, 10, &BlobOptions::new().weight_exponent(0))));
     }
 }
+
+/// A held image in several parts (held parts are padded, so they split a little sooner than an
+/// upload of the same pixels) gives the host image's blobs: it is read back and labelled whole,
+/// on engines of 4 KiB buffers.
+#[test]
+fn held_images_in_parts_give_the_host_images_blobs() {
+    let capped = capped_opencl_engines(4096);
+    // A column of a few long blobs (a buffer of 4 KiB holds the statistics of 53).
+    let rgba16: Vec<u16> = (0..508 * 4u32)
+        .map(|i| if (i / 4 / 60) % 2 == 0 { 3000 + (i * 7) % 50 } else { 100 } as u16)
+        .collect();
+    let rgba: Vec<f32> = (0..254 * 4u32)
+        .map(|i| {
+            if (i / 4 / 30) % 2 == 0 {
+                5.0 - (i % 7) as f32
+            } else {
+                -3.0
+            }
+        })
+        .collect();
+    let r16 = ImageView::<image::Rgba<u16>>::from_channels(&rgba16, 1, 508, 8).unwrap();
+    let rf = ImageView::<image::Rgba<f32>>::from_channels(&rgba, 1, 254, 16).unwrap();
+    for e in &capped {
+        let opts = BlobOptions::new();
+        let host = e.blobs(r16, 1500, &opts).unwrap();
+        let held = e.upload(r16).unwrap();
+        assert_eq!(
+            e.blobs(&held, 1500, &opts).unwrap(),
+            host,
+            "{}",
+            e.backend()
+        );
+        let host = e.blobs(rf, 0.0, &opts.background_f32(-4.0)).unwrap();
+        let held = e.upload(rf).unwrap();
+        assert_eq!(
+            e.blobs(&held, 0.0, &opts.background_f32(-4.0)).unwrap(),
+            host,
+            "{}",
+            e.backend()
+        );
+        assert!(!host.blobs.is_empty());
+    }
+}

@@ -70,6 +70,15 @@ pub(super) fn cl_blobs(
         let what = "bytes of a buffer (a word a pixel)";
         return Err(cl.limit_error(BLOB_BORDERS, what, needed, cl.max_buffer_bytes));
     }
+    // A held image in several parts (held parts are padded to whole chunks, so they split a
+    // little sooner than an upload of the same pixels): read back and uploaded whole, as the
+    // host image would be, so that where the image is never changes the answer.
+    if let Some(parts) = view.parts_on(cl)
+        && parts.len() > 1
+    {
+        let host = view.host()?;
+        return cl_blobs(cl, &RawSource::Host(host.raw()), t, opts, to);
+    }
     let mut found = None;
     cl.for_each_source_part(view, chunk_bytes(view.format()), |px, range| {
         if range.pixels() != n {
