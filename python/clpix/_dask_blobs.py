@@ -19,8 +19,8 @@ task. Used by :func:`clpix.dask.blobs` (re-exported there).
 3. The label image (lazy) labels each chunk again when computed and maps its labels to the
    global numbers with a table per chunk from the merge.
 
-Of float32 images a first pass finds the whole image's largest key (each chunk's, by
-``luminance_stats``), from which ``clpix.blob_weight_exponent`` gives the one unit of the
+Of float32 images each chunk's largest key (by ``luminance_stats``, tasks of the same graph)
+gives the whole image's, from which ``clpix.blob_weight_exponent`` gives the one unit of the
 weights every chunk then uses (``weight_exponent``): the chunks' integer sums add exactly, and
 the records become :data:`clpix.BLOB_F32_DTYPE`'s at the end (the peak from its order key, the
 sums times the unit), as the single call's.
@@ -93,6 +93,17 @@ def _largest_key(block, backend) -> float:
         return float(engine(backend).luminance_stats(block).max)
     except ValueError:  # every key NaN: no statistics
         return float("nan")
+
+
+def _unit(threshold, background, *tops) -> int:
+    """The weights' exponent of a float32 image whose chunks' largest keys are ``tops`` (NaN
+    for a chunk without any): ``clpix.blob_weight_exponent`` of the largest, 0 where no key is
+    above the threshold."""
+    tops = [t for t in tops if not np.isnan(t)]
+    largest = max(tops) if tops else float("nan")
+    if not largest > np.float32(threshold):
+        return 0
+    return clpix.blob_weight_exponent(largest, float(background))
 
 
 # --- the merge -----------------------------------------------------------------------------
@@ -299,7 +310,7 @@ def blobs(
     uint32 Dask array chunked as the image (None for ``labels=False``), the statistics a
     NumPy structured array of ``clpix.BLOB_DTYPE`` (``BLOB_F32_DTYPE`` for float32; computed
     at once). Of float32 the chunks' weights share the unit the whole image's largest key
-    gives (a first pass over the chunks finds it).
+    gives (each chunk's largest key found in the same graph, each chunk computed once).
 
     Each chunk is labelled alone, in parallel; the blobs that cross chunk borders are joined
     (union-find over the chunks' border lines) and their statistics combined exactly, then the
@@ -322,20 +333,18 @@ def blobs(
     blocks = blocks[np.ix_(rows, cols)]
     ys = [_offsets(img.chunks[0])[i] for i in rows]
     xs = [_offsets(img.chunks[1])[j] for j in cols]
-    exponent = None
+    exponent: Any = None
     if img.dtype == np.float32:
-        # The whole image's largest key, then the one unit of every chunk's weights.
-        tops = dask.compute(*[delayed(_largest_key, pure=True)(b, backend) for b in blocks.ravel()])
-        tops = [t for t in tops if not np.isnan(t)]
-        largest = max(tops) if tops else float("nan")
-        above = bool(largest > np.float32(threshold))
-        exponent = clpix.blob_weight_exponent(largest, float(background)) if above else 0
+        # The whole image's largest key, then the one unit of every chunk's weights: tasks of
+        # the same graph as the chunks' parts, so that each chunk is computed once.
+        tops = [delayed(_largest_key, pure=True)(b, backend) for b in blocks.ravel()]
+        exponent = delayed(_unit, pure=True)(threshold, background, *tops)
     parts = [
         delayed(_chunk_part, pure=True)(b, threshold, connectivity, background, exponent, backend)
         for b in blocks.ravel()
     ]
     args = (img.shape[1], ys, xs, connectivity == 8, min_area, max_area, exponent)
-    stats, tables = dask.compute(delayed(_merge, pure=True)(*args, *parts))[0]
+    (stats, tables), exponent = dask.compute(delayed(_merge, pure=True)(*args, *parts), exponent)
     if not labels:
         return None, stats
     label_args = (threshold, connectivity, background, exponent, backend)

@@ -399,10 +399,7 @@ impl PyEngine {
     /// `DeviceImage` of `img`'s shape and dtype (any format), which every operation takes in
     /// place of an array, read where it is.
     fn upload<'py>(&self, py: Python<'py>, img: &Bound<'py, PyAny>) -> PyResult<DeviceImage> {
-        let image = any_image(img)?;
-        let (shape, dtype) = (image.shape(), image.dtype());
-        let held = formats::run(py, &self.engine, &image, UploadJob)?;
-        Ok(DeviceImage { held, shape, dtype })
+        hold(py, &self.engine, img, UploadJob)
     }
 
     /// The pixels of a `DeviceImage`, read back: an array of its shape and dtype.
@@ -426,10 +423,7 @@ impl PyEngine {
         border: &str,
     ) -> PyResult<DeviceImage> {
         let blur = blur_params(radius, sigma, border)?;
-        let image = any_image(img)?;
-        let (shape, dtype) = (image.shape(), image.dtype());
-        let held = formats::run(py, &self.engine, &image, BlurDeviceJob(blur))?;
-        Ok(DeviceImage { held, shape, dtype })
+        hold(py, &self.engine, img, BlurDeviceJob(blur))
     }
 
     /// Exclusive prefix sum of a 1-D uint32 array (wrapping).
@@ -545,6 +539,20 @@ pub(crate) fn _time_rust(
         clpix::Error::InvalidParameter { name: "op", .. } => value_error(e.to_string()),
         e => to_py(e),
     })
+}
+
+/// The image `job` makes of `img` (any format) and leaves on the engine, as a `DeviceImage` of
+/// `img`'s shape and dtype.
+fn hold<J: Job<Out = AnyHeld>>(
+    py: Python<'_>,
+    engine: &Engine,
+    img: &Bound<'_, PyAny>,
+    job: J,
+) -> PyResult<DeviceImage> {
+    let image = any_image(img)?;
+    let (shape, dtype) = (image.shape(), image.dtype());
+    let held = formats::run(py, engine, &image, job)?;
+    Ok(DeviceImage { held, shape, dtype })
 }
 
 /// The image held by the engine (`Engine.upload`).

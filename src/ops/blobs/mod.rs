@@ -34,17 +34,20 @@ fn probe(e: &Engine, operation: &'static str, call: &dyn std::any::Any) -> Resul
     };
     let raw = crate::ops::probe::probe_raw(format);
     let view = raw.view();
-    let finite: Vec<u32> = view
-        .data
-        .chunks_exact(4)
-        .map(|b| {
-            let v = f32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
-            match v.is_infinite() {
-                true => 1e30f32.copysign(v).to_bits(),
-                false => v.to_bits(),
-            }
-        })
-        .collect();
+    let finite: Vec<u32> = match format.is_float() {
+        true => view
+            .data
+            .chunks_exact(4)
+            .map(|b| {
+                let v = f32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+                match v.is_infinite() {
+                    true => 1e30f32.copysign(v).to_bits(),
+                    false => v.to_bits(),
+                }
+            })
+            .collect(),
+        false => Vec::new(),
+    };
     let (view, t, options) = match format.max_key() {
         Some(max) => (view, max / 2, BlobOptions::new().background(3)),
         None => (
