@@ -256,6 +256,17 @@ fn every_operation_and_variant_on_small_inputs() {
 
     repeated_blurs_at_one_radius_on_the_default_tuning();
 
+    // Windows of held images: crops and an assembly from tiles (the device's rectangle copies).
+    let es = engines(&tuned(|_| {}), true);
+    let mono = image::ImageBuffer::from_fn(29, 23, |x, y| image::Luma([(x * 977 + y * 31) as u16]));
+    same_as_cpu(&es, "crop and assemble", |e| {
+        let held = e.upload(&mono)?;
+        let (a, b) = (e.crop(&held, 0, 0, 10, 23)?, e.crop(&held, 10, 0, 19, 23)?);
+        let c = e.crop(&held, 3, 4, 20, 11)?;
+        let whole = e.assemble(&[[&a, &b]])?;
+        Ok((e.download(&c)?, e.download(&whole)?))
+    });
+
     // What the simulator reported, if it wrote a log.
     if let Some(log) = std::env::var_os("OCLGRIND_LOG") {
         let text = std::fs::read_to_string(&log).unwrap_or_default();

@@ -1,6 +1,6 @@
 """Type stubs of clpix's extension module (re-exported by ``clpix``)."""
 
-from typing import Final, List, Literal, Optional, Tuple, Union, overload
+from typing import Final, List, Literal, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -276,9 +276,9 @@ class Engine:
         other formats :data:`FormatRecords` (x, y, key, value), as :meth:`compact`. ValueError
         for a negative or NaN ``min_distance``, a negative ``k``, another ``which`` or shape;
         TypeError for another dtype."""
-    def histogram_rgba(self, img: ImageU8) -> npt.NDArray[np.uint32]:
+    def histogram_rgba(self, img: Union[ImageU8, DeviceImage]) -> npt.NDArray[np.uint32]:
         """``(4, 256)`` uint32: ``h[c, v]`` counts the pixels whose channel c (R, G, B, A) is v."""
-    def histogram_luminance(self, img: ImageU8) -> npt.NDArray[np.uint32]:
+    def histogram_luminance(self, img: Union[ImageU8, DeviceImage]) -> npt.NDArray[np.uint32]:
         """``(1024,)`` uint32: ``h[l]`` counts the pixels of luminance l."""
     def compact(self, img: AnyImage, threshold: Union[int, float], order: Order = "scan") -> Union[Records, FormatRecords]:
         """The pixels of an image of any format (:data:`AnyImage`) whose key (see
@@ -429,6 +429,14 @@ class Engine:
         self, img: AnyImage, radius: int, sigma: Optional[float] = None, border: BorderMode = "clamp"
     ) -> DeviceImage:
         """:meth:`gaussian_blur` with the result kept on the engine, for the next operation."""
+    def crop(self, img: DeviceImage, y: int, x: int, height: int, width: int) -> DeviceImage:
+        """The ``height`` × ``width`` window of a held image whose top-left pixel is row ``y``,
+        column ``x``, held (copied by the device on an OpenCL engine; ValueError outside the
+        image)."""
+    def assemble(self, rows: Sequence[Sequence[Union[DeviceImage, AnyImage]]]) -> DeviceImage:
+        """Held images (arrays are uploaded first) of one format side by side and row on row,
+        as one held image, like ``numpy.block``: the images of a row of one height, every row of
+        one width (ValueError otherwise)."""
     def exclusive_scan(self, values: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
         """``out[i] = values[0] + … + values[i - 1]`` (wrapping), ``out[0] = 0``; 1-D uint32."""
     def luminance(self, img: ImageU8) -> npt.NDArray[np.uint16]:

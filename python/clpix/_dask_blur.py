@@ -65,43 +65,106 @@ def _from_neighbour(parts, dy: int, dx: int, d1: int):
 _NEIGHBOURS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
 
 
-def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
-    """Blurs ``block`` with the rows and columns of its neighbours around it (``neighbours``:
-    their halo parts, in ``_NEIGHBOURS``'s order, ``None`` where there is none) and returns the
-    chunk's own pixels of the result."""
+def _grid(block, parts, d1: int):
+    """The chunk and its neighbours' strips as rows of tiles (``numpy.block``'s layout), and the
+    chunk's first row and column in the padded block they make."""
+    rows, top, left = [], 0, 0
+    for dy in (-1, 0, 1):
+        if dy and parts[(dy, 0)] is None:
+            continue
+        row = []
+        for dx in (-1, 0, 1):
+            if dx and parts[(0, dx)] is None:
+                continue
+            if (dy, dx) == (0, 0):
+                row.append(block)
+            else:
+                # A corner is there wherever its row and column strips are (wrap: every side).
+                row.append(_from_neighbour(parts[(dy, dx)], dy, dx, d1))
+        rows.append(row)
+    if parts[(-1, 0)] is not None:
+        top = rows[0][0].shape[0]
+    if parts[(0, -1)] is not None:
+        left = rows[0][0].shape[1]
+    return rows, top, left
+
+
+def _on_device(e) -> bool:
+    """Whether ``e``'s chunks are assembled, blurred, cropped (and counted) where it holds
+    images: an OpenCL device that is not the host's CPU. On the CPU engine and on CPU devices
+    NumPy assembles the padded block in the host memory the blur reads in place (PoCL 5 on 16
+    cores took 52 ms to hold a 4112² RGBA8 block and 103 ms to assemble one, the H200 1.9 and
+    9.7 ms with the copies from NumPy's views: docs/performance.md)."""
+    return e.device is not None and e.device.device_type != "CPU"
+
+
+def _padded_blur(block, neighbours, d0, d1, radius, sigma, border, backend):
+    """The blur of ``block`` with its neighbours' strips around it (``neighbours``: their halo
+    parts, in ``_NEIGHBOURS``'s order, ``None`` where there is none): on a device, the padded
+    block assembled there and its blur kept there (a ``DeviceImage``), else an array; and the
+    chunk's rectangle in it (first row, first column)."""
     parts = dict(zip(_NEIGHBOURS, neighbours))
-    top = d0 if parts[(-1, 0)] is not None else 0
-    bottom = d0 if parts[(1, 0)] is not None else 0
-    left = d1 if parts[(0, -1)] is not None else 0
-    right = d1 if parts[(0, 1)] is not None else 0
+    rows, top, left = _grid(block, parts, d1)
+    e = engine(backend)
+    if _on_device(e):
+        padded = e.assemble(rows) if len(rows) > 1 or len(rows[0]) > 1 else block
+        return e, e.gaussian_blur_device(padded, radius, sigma, border), top, left
+    return e, e.gaussian_blur(_assembled(rows, block), radius, sigma, border), top, left
+
+
+def _assembled(rows, block):
+    """The tiles of :func:`_grid` as one array (one copy; ``block`` itself where it is alone)."""
+    if len(rows) == 1 and len(rows[0]) == 1:
+        return block
+    heights = [r[0].shape[0] for r in rows]
+    widths = [t.shape[1] for t in rows[0]]
+    padded = np.empty((sum(heights), sum(widths)) + block.shape[2:], block.dtype)
+    y = 0
+    for r, h in zip(rows, heights):
+        x = 0
+        for t, w in zip(r, widths):
+            padded[y : y + h, x : x + w] = t
+            x += w
+        y += h
+    return padded
+
+
+def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
+    """The chunk's own pixels of its blur with the halo around it (an array)."""
+    e, out, top, left = _padded_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
     h, w = block.shape[:2]
-    padded = np.empty((top + h + bottom, left + w + right) + block.shape[2:], block.dtype)
-    rows = {-1: slice(0, top), 0: slice(top, top + h), 1: slice(top + h, top + h + bottom)}
-    cols = {-1: slice(0, left), 0: slice(left, left + w), 1: slice(left + w, left + w + right)}
-    padded[rows[0], cols[0]] = block
-    for (dy, dx), halo in parts.items():
-        if halo is not None:
-            padded[rows[dy], cols[dx]] = _from_neighbour(halo, dy, dx, d1)
-    out = engine(backend).gaussian_blur(padded, radius, sigma, border)
-    return out[rows[0], cols[0]]
+    if isinstance(out, np.ndarray):
+        return out[top : top + h, left : left + w]
+    own = out if out.shape == block.shape else e.crop(out, top, left, h, w)
+    return e.download(own)
 
 
-def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma, border, backend) -> da.Array:
-    """The blur of every chunk with ``d0`` rows and ``d1`` columns of its neighbours around it
-    (the image's far side for ``wrap``), in two tasks a chunk: one names the edges its
-    neighbours need, one assembles its own and blurs. ``map_overlap`` makes about 11 tasks a
-    chunk for the same (slices, concatenations, trims), and on a distributed cluster the tasks
-    themselves cost more than the copies."""
+def _blur_histogram(block, neighbours, d0, d1, radius, sigma, border, backend, which):
+    """The histogram (uint64) of the chunk's own pixels of its blur: on a device, counted there,
+    the blur never read back."""
+    e, out, top, left = _padded_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
+    h, w = block.shape[:2]
+    if isinstance(out, np.ndarray):
+        own = out[top : top + h, left : left + w]
+    else:
+        own = out if out.shape == block.shape else e.crop(out, top, left, h, w)
+    counts = e.histogram_rgba(own) if which == "rgba" else e.histogram_luminance(own)
+    return counts.astype(np.uint64)
+
+
+def _graph(img: da.Array, d0: int, d1: int, wrap: bool, name: str, task, args: Tuple[Any, ...]) -> Dict[Any, Any]:
+    """Two tasks a chunk: one (``clpix-halo-…``) names the edges its neighbours need (``d0`` rows,
+    ``d1`` columns; the image's far side for ``wrap``), one (``name``) calls ``task(block,
+    neighbours' parts, d0, d1, *args)``."""
     from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
 
-    token = tokenize(img, d0, d1, wrap, radius, sigma, border, backend)
-    halo, out = "clpix-halo-" + token, "clpix-blur-" + token
+    halo = "clpix-halo-" + tokenize(img, d0, d1)
     ni, nj = len(img.chunks[0]), len(img.chunks[1])
     dsk: Dict[Any, Any] = {}
-    for i in range(ni):
-        for j in range(nj):
-            dsk[(halo, i, j)] = (_halo_parts, _key(img.name, i, j, img.ndim), d0, d1)
+    if d0 or d1:
+        for i in range(ni):
+            for j in range(nj):
+                dsk[(halo, i, j)] = (_halo_parts, _key(img.name, i, j, img.ndim), d0, d1)
 
     def neighbour(i: int, j: int, dy: int, dx: int) -> Any:
         ii, jj = i + dy, j + dx
@@ -116,19 +179,52 @@ def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma,
     for i in range(ni):
         for j in range(nj):
             around = [neighbour(i, j, dy, dx) for dy, dx in _NEIGHBOURS]
-            dsk[_key(out, i, j, img.ndim)] = (
-                _blur_with_halo,
-                _key(img.name, i, j, img.ndim),
-                around,
-                d0,
-                d1,
-                radius,
-                sigma,
-                border,
-                backend,
-            )
+            dsk[_key(name, i, j, img.ndim)] = (task, _key(img.name, i, j, img.ndim), around, d0, d1) + args
+    return dsk
+
+
+class _Blur:
+    """What a lazy blur of :func:`blur` was made from, kept on its array: a histogram of it is
+    then counted in the blur's own tasks (:func:`histogram_parts`)."""
+
+    def __init__(self, img: da.Array, d0: int, d1: int, wrap: bool, args: Tuple[Any, ...]):
+        self.img, self.d0, self.d1, self.wrap, self.args = img, d0, d1, wrap, args
+
+
+def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma, border, backend) -> da.Array:
+    """The blur of every chunk with ``d0`` rows and ``d1`` columns of its neighbours around it
+    (the image's far side for ``wrap``), in two tasks a chunk: one names the edges its
+    neighbours need, one assembles its own and blurs. ``map_overlap`` makes about 11 tasks a
+    chunk for the same (slices, concatenations, trims), and on a distributed cluster the tasks
+    themselves cost more than the copies."""
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    args = (radius, sigma, border, backend)
+    out = "clpix-blur-" + tokenize(img, d0, d1, wrap, *args)
+    dsk = _graph(img, d0, d1, wrap, out, _blur_with_halo, args)
     graph = HighLevelGraph.from_collections(out, dsk, dependencies=[img])
-    return da.Array(graph, out, chunks=img.chunks, dtype=img.dtype, meta=_meta(img))
+    arr = da.Array(graph, out, chunks=img.chunks, dtype=img.dtype, meta=_meta(img))
+    arr._clpix_blur = _Blur(img, d0, d1, wrap, args)
+    return arr
+
+
+def histogram_parts(img: da.Array, which: str, backend: Optional[str]) -> Optional[List[Any]]:
+    """For a lazy blur of :func:`blur` of an RGBA8 image (on ``backend``), the histogram of each
+    chunk as a Delayed, counted in the task that blurs it (on a device: the blurred chunk never
+    read back); ``None`` for any other array."""
+    spec = getattr(img, "_clpix_blur", None)
+    if not isinstance(spec, _Blur) or spec.args[3] != backend:
+        return None
+    from dask.base import tokenize
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    src = spec.img
+    name = "clpix-blur-histogram-" + tokenize(src, spec.d0, spec.d1, spec.wrap, which, *spec.args)
+    dsk = _graph(src, spec.d0, spec.d1, spec.wrap, name, _blur_histogram, spec.args + (which,))
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[src])
+    return [Delayed(k, graph, layer=name) for k in dsk if k[0] == name]
 
 
 def blur(img: da.Array, radius: int, sigma: Optional[float], border: str, backend: Optional[str]) -> da.Array:
@@ -144,6 +240,4 @@ def blur(img: da.Array, radius: int, sigma: Optional[float], border: str, backen
                 depth[axis] = radius
     if tuple(chunks) != img.chunks:
         img = img.rechunk(tuple(chunks))
-    if depth == [0, 0]:
-        return img.map_blocks(_blur_block, radius, sigma, border, backend, dtype=img.dtype, meta=_meta(img))
     return _overlapped_blur(img, depth[0], depth[1], border == "wrap", radius, sigma, border, backend)

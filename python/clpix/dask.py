@@ -274,7 +274,11 @@ def _histogram(img: Any, which: str, backend: Optional[str]) -> np.ndarray:
     shape = (4, 256) if which == "rgba" else (1024,)
     if img.size == 0:
         return np.zeros(shape, np.uint32)
-    counts = dask.compute(_reduce(img, _hist_part, _sum_of, which, backend))[0]
+    # A histogram of a lazy clpix blur is counted in the blur's own tasks (on a device, the
+    # blurred chunk is never read back).
+    fused = _dask_blur.histogram_parts(img, which, backend)
+    total = _tree(fused, _sum_of) if fused else _reduce(img, _hist_part, _sum_of, which, backend)
+    counts = dask.compute(total)[0]
     # At most u32::MAX pixels (checked): every counter fits.
     return counts.astype(np.uint32)
 

@@ -4,11 +4,11 @@ use crate::blobs::BlobArgs;
 use crate::convert::{array_u32, hit_bytes, image_u8, ImageU8};
 use crate::errors::{to_py, value_error, IntoPyResult};
 use crate::formats::{self, any_image, ExtremeJob, ExtremesJob, HistogramJob, StatsJob};
-use crate::formats::{FormatPixel, Job};
-use crate::held::{AnyHeld, DeviceImage};
+use crate::held::DeviceImage;
+use crate::holding::{self, hold, BlurDeviceJob, UploadJob};
 use crate::params::{blur_params, count, histogram_bins, parse_extreme, parse_order};
 use crate::types::Device;
-use clpix::{CompactOrder, Engine, GaussianBlur, ImageView, IntoImage};
+use clpix::{CompactOrder, Engine, GaussianBlur, ImageView};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -244,8 +244,13 @@ impl PyEngine {
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        let img = image_u8(img)?;
-        let h = self.with_view(py, &img, |e, v| e.histogram_rgba(v))?;
+        let h = match img.cast::<DeviceImage>() {
+            Ok(held) => {
+                let d = held.get().rgba8()?;
+                py.detach(|| self.engine.histogram_rgba(d)).py()?
+            }
+            Err(_) => self.with_view(py, &image_u8(img)?, |e, v| e.histogram_rgba(v))?,
+        };
         PyArray1::from_vec(py, h.counts.concat()).reshape([4, 256])
     }
 
@@ -255,8 +260,13 @@ impl PyEngine {
         py: Python<'py>,
         img: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let img = image_u8(img)?;
-        let h = self.with_view(py, &img, |e, v| e.histogram_luminance(v))?;
+        let h = match img.cast::<DeviceImage>() {
+            Ok(held) => {
+                let d = held.get().rgba8()?;
+                py.detach(|| self.engine.histogram_luminance(d)).py()?
+            }
+            Err(_) => self.with_view(py, &image_u8(img)?, |e, v| e.histogram_luminance(v))?,
+        };
         Ok(PyArray1::from_vec(py, h.counts.to_vec()))
     }
 
@@ -426,6 +436,27 @@ impl PyEngine {
         hold(py, &self.engine, img, BlurDeviceJob(blur))
     }
 
+    /// The `height`×`width` window of a `DeviceImage` whose top-left pixel is row `y`, column
+    /// `x`, as a new `DeviceImage` (copied by the device on an OpenCL engine).
+    fn crop<'py>(
+        &self,
+        py: Python<'py>,
+        img: &Bound<'py, DeviceImage>,
+        y: i64,
+        x: i64,
+        height: i64,
+        width: i64,
+    ) -> PyResult<DeviceImage> {
+        holding::crop(py, &self.engine, img.get(), [y, x, height, width])
+    }
+
+    /// `DeviceImage`s (or arrays, uploaded first) of one format side by side and row on row, as
+    /// one `DeviceImage`, like `numpy.block`: a list of rows, each a list of images of one
+    /// height, every row of one width.
+    fn assemble<'py>(&self, py: Python<'py>, rows: &Bound<'py, PyAny>) -> PyResult<DeviceImage> {
+        holding::assemble(py, &self.engine, rows)
+    }
+
     /// Exclusive prefix sum of a 1-D uint32 array (wrapping).
     fn exclusive_scan<'py>(
         &self,
@@ -539,46 +570,4 @@ pub(crate) fn _time_rust(
         clpix::Error::InvalidParameter { name: "op", .. } => value_error(e.to_string()),
         e => to_py(e),
     })
-}
-
-/// The image `job` makes of `img` (any format) and leaves on the engine, as a `DeviceImage` of
-/// `img`'s shape and dtype.
-fn hold<J: Job<Out = AnyHeld>>(
-    py: Python<'_>,
-    engine: &Engine,
-    img: &Bound<'_, PyAny>,
-    job: J,
-) -> PyResult<DeviceImage> {
-    let image = any_image(img)?;
-    let (shape, dtype) = (image.shape(), image.dtype());
-    let held = formats::run(py, engine, &image, job)?;
-    Ok(DeviceImage { held, shape, dtype })
-}
-
-/// The image held by the engine (`Engine.upload`).
-struct UploadJob;
-
-impl Job for UploadJob {
-    type Out = AnyHeld;
-    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
-        self,
-        engine: &Engine,
-        img: I,
-    ) -> clpix::Result<AnyHeld> {
-        engine.upload(img).map(P::any_held)
-    }
-}
-
-/// The blur kept on the engine (`Engine.gaussian_blur_device`).
-struct BlurDeviceJob(GaussianBlur);
-
-impl Job for BlurDeviceJob {
-    type Out = AnyHeld;
-    fn run<'a, P: FormatPixel, I: IntoImage<'a, Pixel = P> + Copy + Send>(
-        self,
-        engine: &Engine,
-        img: I,
-    ) -> clpix::Result<AnyHeld> {
-        engine.gaussian_blur_device(img, &self.0).map(P::any_held)
-    }
 }

@@ -61,6 +61,24 @@ impl DeviceImage {
     }
 
     fn __repr__(&self) -> String {
+        self.repr()
+    }
+}
+
+impl DeviceImage {
+    /// The RGBA8 image it holds (the operations of RGBA8 only); a TypeError for another format.
+    pub(crate) fn rgba8(&self) -> PyResult<&Held<Rgba<u8>>> {
+        match &self.held {
+            AnyHeld::Rgba8(d) => Ok(d),
+            _ => Err(crate::errors::type_error(format!(
+                "an RGBA8 image is needed: an (H, W, 4) uint8 DeviceImage, not {}",
+                self.repr()
+            ))),
+        }
+    }
+
+    /// `DeviceImage(shape=(…), dtype=…)`.
+    pub(crate) fn repr(&self) -> String {
         // The shape as Python writes a tuple of two or three.
         let sides: Vec<String> = self.shape.iter().map(usize::to_string).collect();
         format!(

@@ -11,6 +11,7 @@ mod engine;
 mod errors;
 mod formats;
 mod held;
+mod holding;
 mod keysum;
 mod params;
 mod records;

@@ -55,7 +55,12 @@ def check_everything(img: np.ndarray, chunks, single: clpix.Engine, backend=None
     df32 = da.from_array(f32, chunks=chunks)
     for border in BORDERS:
         for radius in radii:
-            same(cd.gaussian_blur(d, radius, None, border, **kw).compute(), single.gaussian_blur(img, radius, None, border))
+            blurred = single.gaussian_blur(img, radius, None, border)
+            lazy = cd.gaussian_blur(d, radius, None, border, **kw)
+            same(lazy.compute(), blurred)
+            # The histograms of the lazy blur, counted in the blur's own tasks.
+            same(cd.histogram_rgba(lazy, **kw), single.histogram_rgba(blurred))
+            same(cd.histogram_luminance(lazy, **kw), single.histogram_luminance(blurred))
         same(cd.gaussian_blur(df32, 3, 1.1, border, **kw).compute(), single.gaussian_blur(f32, 3, 1.1, border))
 
 
@@ -166,6 +171,35 @@ def local():
 )
 def test_local_equals_single_call(local, cpu, make, chunks):
     check_everything(make(), chunks, cpu, radii=(1, 2, 7, 45))
+
+
+@pytest.mark.parametrize(
+    "shape, chunks",
+    [((37, 41), (9, 11)), ((30, 26), (30, 26)), ((25, 40), (25, 6)), ((44, 3), (5, 3))],
+)
+@pytest.mark.parametrize("held", [True, False], ids=["held", "numpy"])
+def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chunks, held):
+    """On a GPU each chunk's padded block is assembled on the device, blurred there and cropped
+    there (``Engine.assemble``, ``gaussian_blur_device``, ``Engine.crop``); a histogram of the
+    lazy blur is counted there too, the blur never read back. On a CPU device NumPy assembles
+    it: both ways are run here on whatever OpenCL device there is."""
+    from clpix import _dask_blur
+
+    opencl_engine()  # the device, or a skip (a failure with CLPIX_REQUIRE_OPENCL=1)
+    monkeypatch.setattr(_dask_blur, "_on_device", lambda e: held)
+    img = random_image(*shape, 8)
+    d = da.from_array(img, chunks=chunks + (4,))
+    for border in BORDERS:
+        for radius in (0, 1, 4, 13):
+            blurred = cpu.gaussian_blur(img, radius, None, border)
+            lazy = cd.gaussian_blur(d, radius, None, border, backend="opencl")
+            assert _dask_blur.histogram_parts(lazy, "rgba", "opencl") is not None
+            same(lazy.compute(), blurred)
+            same(cd.histogram_rgba(lazy, backend="opencl"), cpu.histogram_rgba(blurred))
+            same(cd.histogram_luminance(lazy, backend="opencl"), cpu.histogram_luminance(blurred))
+    # Not a lazy blur, or one of another backend: counted from the pixels.
+    assert _dask_blur.histogram_parts(d, "rgba", "opencl") is None
+    assert _dask_blur.histogram_parts(cd.gaussian_blur(d, 2), "rgba", "opencl") is None
 
 
 def test_select_k_with_far_distances(local, cpu):

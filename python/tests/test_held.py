@@ -99,3 +99,48 @@ def test_held_errors(cpu):
     with pytest.raises(ValueError):
         cpu.gaussian_blur(held, 2, out=np.empty((4, 6), np.uint8))
     assert "DeviceImage" in clpix.__all__
+
+
+@pytest.mark.parametrize("dtype, channels", FORMATS, ids=FORMAT_IDS)
+def test_crop_and_assemble(engine, dtype, channels):
+    img = np.ascontiguousarray(random_image(dtype, channels, 21, 34, 6))
+    held = engine.upload(img)
+    for y, x, h, w in [(0, 0, 21, 34), (3, 5, 10, 7), (20, 33, 1, 1), (4, 0, 0, 9), (21, 34, 0, 0)]:
+        window = engine.crop(held, y, x, h, w)
+        assert window.shape == (h, w) + img.shape[2:] and window.dtype == img.dtype
+        assert engine.download(window).tobytes() == np.ascontiguousarray(img[y : y + h, x : x + w]).tobytes()
+    # A grid of held tiles and arrays (uploaded on the way), like numpy.block.
+    rows = [
+        [engine.crop(held, 0, 0, 8, 10), img[:8, 10:30], engine.crop(held, 0, 30, 8, 4)],
+        [img[8:, :]],
+    ]
+    whole = engine.assemble(rows)
+    assert whole.shape == img.shape
+    assert engine.download(whole).tobytes() == img.tobytes()
+    # Every operation reads the assembled image as the array.
+    assert repr(engine.extreme(whole, "brightest")) == repr(engine.extreme(img, "brightest"))
+    # Windows outside the image, and tiles that do not fit, are refused.
+    for bad in [(0, 30, 1, 5), (18, 0, 4, 1), (-1, 0, 1, 1), (0, 0, 1, 2**40)]:
+        with pytest.raises(ValueError):
+            engine.crop(held, *bad)
+    with pytest.raises(ValueError, match="rows high"):
+        engine.assemble([[img[:3], img[:4]]])
+    with pytest.raises(ValueError, match="pixels wide"):
+        engine.assemble([[img[:3]], [img[:3, :5]]])
+    with pytest.raises(ValueError, match="no image"):
+        engine.assemble([[]])
+    with pytest.raises(TypeError):
+        engine.assemble(held)
+    other = np.zeros((2, 34, 4), np.uint8 if dtype != np.uint8 or channels != 4 else np.uint16)
+    with pytest.raises(ValueError, match="one format"):
+        engine.assemble([[img[:2]], [other]])
+
+
+def test_histograms_of_held_rgba8(engine):
+    img = random_image(np.uint8, 4, 17, 23, 9)
+    held = engine.upload(img)
+    assert engine.histogram_rgba(held).tobytes() == engine.histogram_rgba(img).tobytes()
+    assert engine.histogram_luminance(held).tobytes() == engine.histogram_luminance(img).tobytes()
+    mono = engine.upload(random_image(np.uint16, 1, 5, 6, 1))
+    with pytest.raises(TypeError, match="RGBA8"):
+        engine.histogram_rgba(mono)

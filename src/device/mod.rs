@@ -10,6 +10,7 @@ mod image_f32;
 mod parts;
 mod pinned;
 mod raw;
+mod window;
 
 pub(crate) use any::Any;
 pub use any::{AnyImage, IntoImage};
@@ -22,3 +23,4 @@ pub(crate) use image_f32::{StorageF32, download_f32};
 pub(crate) use parts::{DeviceParts, Part, host_copy};
 pub use pinned::PinnedImage;
 pub(crate) use raw::{RawSource, download_raw, held_words};
+pub(crate) use window::{Window, whole_rows};

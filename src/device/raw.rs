@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// Bytes a held image's parts are padded to: a whole chunk of every format's kernels (16 bytes,
 /// 48 for RGB8; `formats.h`).
-const HELD_CHUNK: usize = 48;
+pub(super) const HELD_CHUNK: usize = 48;
 
 /// The words of a held image's one part of `pixels` pixels of `format` (whole chunks).
 pub(crate) fn held_words(pixels: u64, format: Format) -> usize {

@@ -167,7 +167,7 @@ fn packed_bytes(view: &crate::image::RawView<'_>) -> Vec<u8> {
 }
 
 /// The packed pixels of a held image of any format, on the host.
-fn held_bytes<P: Pixel>(img: &DeviceImage<P>) -> Result<Vec<u8>> {
+pub(super) fn held_bytes<P: Pixel>(img: &DeviceImage<P>) -> Result<Vec<u8>> {
     match &img.storage {
         Storage::Host(bytes) => Ok(bytes.clone()),
         Storage::OpenCl(parts) if P::FORMAT == crate::spec::Format::Rgba8 => {

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 mod held;
 mod trust;
+mod window;
 pub use trust::DriverVerdict;
 pub(crate) use trust::Family;
 

@@ -35,6 +35,7 @@ pub(crate) use launch::{Arg, last_kernel_ns, set_last_kernel_ns};
 pub(crate) use parts::{PartRange, raw_part_words};
 pub(crate) use pinned::Pinned;
 pub(crate) use quirks::Quirks;
+pub(crate) use transfer::Rect;
 pub(crate) use verdicts::Verdict;
 
 use crate::config::{KernelLayout, ProgramUnit, Tuning};

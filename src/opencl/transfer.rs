@@ -350,16 +350,70 @@ impl ClEngine {
         value: T,
         count: usize,
     ) -> Result<Event> {
-        // SAFETY: the range is inside the buffer; the pattern is copied at enqueue.
+        self.fill_at(buf, value, 0, count.max(1))
+    }
+
+    /// Fills `count` elements of `buf` from element `offset` with `value` (asynchronous, in
+    /// queue order).
+    pub(crate) fn fill_at<T: Copy>(
+        &self,
+        buf: &mut Buffer<T>,
+        value: T,
+        offset: usize,
+        count: usize,
+    ) -> Result<Event> {
+        let size = std::mem::size_of::<T>();
+        // SAFETY: the range is inside the buffer (the callers' sizes); the pattern is copied
+        // at enqueue.
         unsafe {
-            self.queue().enqueue_fill_buffer(
-                buf,
-                &[value],
-                0,
-                count.max(1) * std::mem::size_of::<T>(),
-                &[],
-            )
+            self.queue()
+                .enqueue_fill_buffer(buf, &[value], offset * size, count * size, &[])
         }
         .map_err(|e| Error::cl("clEnqueueFillBuffer", e.0))
     }
+
+    /// Copies a rectangle of bytes between two buffers on the device (asynchronous, in queue
+    /// order): `rect.rows` rows of `rect.row_bytes` bytes, from byte `rect.src_x` of row
+    /// `rect.src_row` of `src` (rows `rect.src_pitch` bytes apart) to byte `rect.dst_x` of row
+    /// `rect.dst_row` of `dst` (rows `rect.dst_pitch` bytes apart).
+    pub(crate) fn copy_rect(
+        &self,
+        src: &Buffer<u32>,
+        dst: &mut Buffer<u32>,
+        rect: &Rect,
+    ) -> Result<Event> {
+        let src_origin = [rect.src_x, rect.src_row, 0];
+        let dst_origin = [rect.dst_x, rect.dst_row, 0];
+        let region = [rect.row_bytes, rect.rows, 1];
+        // SAFETY: the origins and region are arrays of three that outlive the call; the
+        // rectangles lie inside their buffers (the callers' parts) and the buffers differ.
+        unsafe {
+            self.queue().enqueue_copy_buffer_rect(
+                src,
+                dst,
+                src_origin.as_ptr(),
+                dst_origin.as_ptr(),
+                region.as_ptr(),
+                rect.src_pitch,
+                0,
+                rect.dst_pitch,
+                0,
+                &[],
+            )
+        }
+        .map_err(|e| Error::cl("clEnqueueCopyBufferRect", e.0))
+    }
+}
+
+/// A rectangle of bytes copied between two buffers ([`ClEngine::copy_rect`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rect {
+    pub src_x: usize,
+    pub src_row: usize,
+    pub src_pitch: usize,
+    pub dst_x: usize,
+    pub dst_row: usize,
+    pub dst_pitch: usize,
+    pub row_bytes: usize,
+    pub rows: usize,
 }
