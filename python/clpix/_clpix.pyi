@@ -170,6 +170,9 @@ class DeviceImage:
         """``(H, W)`` or ``(H, W, channels)``, as the array it came from."""
     @property
     def dtype(self) -> np.dtype: ...
+    @property
+    def size(self) -> int:
+        """The number of channel values, as NumPy's ``size``."""
 
 class Device:
     """One OpenCL device, as :func:`devices` lists it."""

@@ -139,23 +139,24 @@ def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
     return e.download(own)
 
 
-def _blur_histogram(block, neighbours, d0, d1, radius, sigma, border, backend, which):
-    """The histogram (uint64) of the chunk's own pixels of its blur: on a device, counted there,
-    the blur never read back."""
+def _blur_then(block, neighbours, d0, d1, radius, sigma, border, backend, part, y0, x0, width, args):
+    """``part(own, y0, x0, width, *args)`` of the chunk's own pixels of its blur: on a device a
+    ``DeviceImage`` the blur keeps there (never read back), else an array."""
     e, out, top, left = _padded_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
     h, w = block.shape[:2]
     if isinstance(out, np.ndarray):
         own = out[top : top + h, left : left + w]
     else:
         own = out if out.shape == block.shape else e.crop(out, top, left, h, w)
-    counts = e.histogram_rgba(own) if which == "rgba" else e.histogram_luminance(own)
-    return counts.astype(np.uint64)
+    return part(own, y0, x0, width, *args)
 
 
-def _graph(img: da.Array, d0: int, d1: int, wrap: bool, name: str, task, args: Tuple[Any, ...]) -> Dict[Any, Any]:
+def _graph(
+    img: da.Array, d0: int, d1: int, wrap: bool, name: str, task, args: Tuple[Any, ...], per_chunk=None
+) -> Dict[Any, Any]:
     """Two tasks a chunk: one (``clpix-halo-…``) names the edges its neighbours need (``d0`` rows,
     ``d1`` columns; the image's far side for ``wrap``), one (``name``) calls ``task(block,
-    neighbours' parts, d0, d1, *args)``."""
+    neighbours' parts, d0, d1, *args, *per_chunk(i, j))``."""
     from dask.base import tokenize
 
     halo = "clpix-halo-" + tokenize(img, d0, d1)
@@ -179,13 +180,14 @@ def _graph(img: da.Array, d0: int, d1: int, wrap: bool, name: str, task, args: T
     for i in range(ni):
         for j in range(nj):
             around = [neighbour(i, j, dy, dx) for dy, dx in _NEIGHBOURS]
-            dsk[_key(name, i, j, img.ndim)] = (task, _key(img.name, i, j, img.ndim), around, d0, d1) + args
+            extra = per_chunk(i, j) if per_chunk else ()
+            dsk[_key(name, i, j, img.ndim)] = (task, _key(img.name, i, j, img.ndim), around, d0, d1) + args + extra
     return dsk
 
 
 class _Blur:
     """What a lazy blur of :func:`blur` was made from, kept on its array: a histogram of it is
-    then counted in the blur's own tasks (:func:`histogram_parts`)."""
+    then counted in the blur's own tasks (:func:`reduced_parts`)."""
 
     def __init__(self, img: da.Array, d0: int, d1: int, wrap: bool, args: Tuple[Any, ...]):
         self.img, self.d0, self.d1, self.wrap, self.args = img, d0, d1, wrap, args
@@ -209,20 +211,27 @@ def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma,
     return arr
 
 
-def histogram_parts(img: da.Array, which: str, backend: Optional[str]) -> Optional[List[Any]]:
-    """For a lazy blur of :func:`blur` of an RGBA8 image (on ``backend``), the histogram of each
-    chunk as a Delayed, counted in the task that blurs it (on a device: the blurred chunk never
-    read back); ``None`` for any other array."""
+def reduced_parts(img: da.Array, part, args: Tuple[Any, ...]) -> Optional[List[Any]]:
+    """For a lazy blur of :func:`blur` and a reduction on its backend (``args[-1]``), each
+    chunk's ``part(own pixels, y0, x0, width, *args)`` as a Delayed, computed in the task that
+    blurs the chunk (on a GPU: of the blur held there, never read back); ``None`` for any other
+    array or backend."""
     spec = getattr(img, "_clpix_blur", None)
-    if not isinstance(spec, _Blur) or spec.args[3] != backend:
+    if not isinstance(spec, _Blur) or not args or spec.args[3] != args[-1]:
         return None
     from dask.base import tokenize
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
     src = spec.img
-    name = "clpix-blur-histogram-" + tokenize(src, spec.d0, spec.d1, spec.wrap, which, *spec.args)
-    dsk = _graph(src, spec.d0, spec.d1, spec.wrap, name, _blur_histogram, spec.args + (which,))
+    ys = np.concatenate([[0], np.cumsum(src.chunks[0])]).tolist()
+    xs = np.concatenate([[0], np.cumsum(src.chunks[1])]).tolist()
+    width = src.shape[1]
+    name = "clpix-blur-then-" + tokenize(src, spec.d0, spec.d1, spec.wrap, spec.args, part, args)
+    dsk = _graph(
+        src, spec.d0, spec.d1, spec.wrap, name, _blur_then, spec.args + (part,),
+        lambda i, j: (ys[i], xs[j], width, args),
+    )
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[src])
     return [Delayed(k, graph, layer=name) for k in dsk if k[0] == name]
 

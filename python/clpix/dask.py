@@ -180,8 +180,21 @@ def _tree(parts: List[Any], combine: Callable[..., Any]) -> Any:
     return parts[0]
 
 
+def _held_part(part: Callable[..., Any], img: da.Array) -> bool:
+    """Whether ``part`` takes a ``DeviceImage`` of ``img``'s format as well as an array (the
+    exact f32 sum of ``stats_part`` reads the pixels on the host)."""
+    held = (_formats.extreme_part, _formats.histogram_part, _hist_part)
+    return part in held or (part is _formats.stats_part and img.dtype != np.float32)
+
+
 def _reduce(img: da.Array, part: Callable[..., Any], combine: Callable[..., Any], *args: Any):
-    """Computes ``part(block, y0, x0, width, *args)`` on every chunk and combines the results."""
+    """Computes ``part(block, y0, x0, width, *args)`` on every chunk and combines the results.
+    For a lazy ``gaussian_blur`` (on the reduction's backend) ``part`` runs in the task that
+    blurs each chunk, on the blur the device holds: the blurred chunks never come back."""
+    if _held_part(part, img):
+        fused = _dask_blur.reduced_parts(img, part, args)
+        if fused:
+            return _tree(fused, combine)
     w = img.shape[1]
     parts = [
         delayed(part, pure=True)(b, y0, x0, w, *args) for b, y0, x0, _, _ in _blocks(img)
@@ -274,11 +287,7 @@ def _histogram(img: Any, which: str, backend: Optional[str]) -> np.ndarray:
     shape = (4, 256) if which == "rgba" else (1024,)
     if img.size == 0:
         return np.zeros(shape, np.uint32)
-    # A histogram of a lazy clpix blur is counted in the blur's own tasks (on a device, the
-    # blurred chunk is never read back).
-    fused = _dask_blur.histogram_parts(img, which, backend)
-    total = _tree(fused, _sum_of) if fused else _reduce(img, _hist_part, _sum_of, which, backend)
-    counts = dask.compute(total)[0]
+    counts = dask.compute(_reduce(img, _hist_part, _sum_of, which, backend))[0]
     # At most u32::MAX pixels (checked): every counter fits.
     return counts.astype(np.uint32)
 

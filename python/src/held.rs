@@ -54,6 +54,12 @@ impl DeviceImage {
         pyo3::types::PyTuple::new(py, &self.shape)
     }
 
+    /// Its number of channel values (as NumPy's `size`: the product of `shape`).
+    #[getter]
+    fn size(&self) -> usize {
+        self.shape.iter().product()
+    }
+
     /// NumPy's dtype of its channels.
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArrayDescr> {

@@ -17,6 +17,7 @@ import clpix.dask as cd  # noqa: E402
 import clpix._dask_engines as clpix_engines  # noqa: E402
 from conftest import opencl_engine  # noqa: E402
 from images import few_values, random_image, scene  # noqa: E402
+from test_formats import random_image as format_image  # noqa: E402
 
 BORDERS = ["clamp", "reflect", "wrap", "zero"]
 
@@ -58,9 +59,11 @@ def check_everything(img: np.ndarray, chunks, single: clpix.Engine, backend=None
             blurred = single.gaussian_blur(img, radius, None, border)
             lazy = cd.gaussian_blur(d, radius, None, border, **kw)
             same(lazy.compute(), blurred)
-            # The histograms of the lazy blur, counted in the blur's own tasks.
+            # Reductions of the lazy blur, computed in the blur's own tasks.
             same(cd.histogram_rgba(lazy, **kw), single.histogram_rgba(blurred))
             same(cd.histogram_luminance(lazy, **kw), single.histogram_luminance(blurred))
+            same(cd.extreme(lazy, "brightest", **kw), single.extreme(blurred, "brightest"))
+            same(cd.luminance_stats(lazy, **kw), single.luminance_stats(blurred))
         same(cd.gaussian_blur(df32, 3, 1.1, border, **kw).compute(), single.gaussian_blur(f32, 3, 1.1, border))
 
 
@@ -193,13 +196,28 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
         for radius in (0, 1, 4, 13):
             blurred = cpu.gaussian_blur(img, radius, None, border)
             lazy = cd.gaussian_blur(d, radius, None, border, backend="opencl")
-            assert _dask_blur.histogram_parts(lazy, "rgba", "opencl") is not None
+            assert _dask_blur.reduced_parts(lazy, cd._hist_part, ("rgba", "opencl")) is not None
             same(lazy.compute(), blurred)
-            same(cd.histogram_rgba(lazy, backend="opencl"), cpu.histogram_rgba(blurred))
-            same(cd.histogram_luminance(lazy, backend="opencl"), cpu.histogram_luminance(blurred))
-    # Not a lazy blur, or one of another backend: counted from the pixels.
-    assert _dask_blur.histogram_parts(d, "rgba", "opencl") is None
-    assert _dask_blur.histogram_parts(cd.gaussian_blur(d, 2), "rgba", "opencl") is None
+            kw = {"backend": "opencl"}
+            same(cd.histogram_rgba(lazy, **kw), cpu.histogram_rgba(blurred))
+            same(cd.histogram_luminance(lazy, **kw), cpu.histogram_luminance(blurred))
+            same(cd.histogram(lazy, 7, (10, 250), **kw), cpu.histogram(blurred, 7, (10, 250)))
+            same(cd.histogram_keys(lazy, 9, (0, 1023), **kw), cpu.histogram_keys(blurred, 9, (0, 1023)))
+            for which in ("brightest", "darkest"):
+                same(cd.extreme(lazy, which, **kw), cpu.extreme(blurred, which))
+            same(cd.luminance_stats(lazy, **kw), cpu.luminance_stats(blurred))
+        # Every format's reductions of its blur (float32: the exact sum is not fused).
+        for dtype, channels in ((np.uint16, 1), (np.float32, 1), (np.float32, 4), (np.uint8, 3)):
+            f = format_image(dtype, channels, *shape, 3)
+            df = da.from_array(f, chunks=chunks + f.shape[2:])
+            blurred = cpu.gaussian_blur(f, 3, None, border)
+            lazy = cd.gaussian_blur(df, 3, None, border, backend="opencl")
+            same(cd.extreme(lazy, "brightest", **kw), cpu.extreme(blurred, "brightest"))
+            same(cd.luminance_stats(lazy, **kw), cpu.luminance_stats(blurred))
+            same(cd.histogram(lazy, 5, (-2.0, 300.0), **kw), cpu.histogram(blurred, 5, (-2.0, 300.0)))
+    # Not a lazy blur, or one of another backend: computed from the pixels.
+    assert _dask_blur.reduced_parts(d, cd._hist_part, ("rgba", "opencl")) is None
+    assert _dask_blur.reduced_parts(cd.gaussian_blur(d, 2), cd._hist_part, ("rgba", "opencl")) is None
 
 
 def test_select_k_with_far_distances(local, cpu):
