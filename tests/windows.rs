@@ -1,7 +1,7 @@
 //! Windows of held images (`Engine::crop`, `Engine::assemble`) of every pixel format: a crop
 //! holds exactly the host image's rectangle, an assembly of a random tiling gives the image
 //! back, on the CPU engine and every OpenCL device, whole and in parts of a few KiB (rows split
-//! over parts, and rows longer than a part, which the host assembles); tiles held by another
+//! over parts, and rows longer than a buffer, which the host assembles); tiles held by another
 //! engine are read back; windows outside the image and tiles that do not fit are refused.
 
 mod common;
@@ -217,5 +217,34 @@ fn windows_outside_and_tiles_that_do_not_fit_are_refused() {
         }
         let err = e.assemble(&no_rows).expect_err("no rows");
         assert!(err.to_string().contains("no rows"), "{err}");
+    }
+}
+
+/// Rows longer than a buffer (4 KiB on the capped engines: RGBA f32 rows of more than 256
+/// pixels) are held in segments of a row; crops and assemblies of them are made on the host.
+#[test]
+fn rows_longer_than_a_buffer_are_assembled_on_the_host() {
+    let img = Img::<Rgba<f32>>::from_fn(300, 4, |x, y| Rgba([x as f32, y as f32, -0.5, 1e-3]));
+    let want = |x, y, w, h| image_of::<Rgba<f32>>(host_window(&img, x, y, w, h), w, h);
+    for e in all_engines() {
+        let held = e.upload(&img).expect("upload");
+        let crop = e.crop(&held, 7, 1, 290, 2).expect("crop");
+        assert_eq!(
+            e.download(&crop).expect("download"),
+            want(7, 1, 290, 2),
+            "{}",
+            e.backend()
+        );
+        let (a, b) = (
+            e.crop(&held, 0, 0, 300, 1).expect("crop"),
+            e.crop(&held, 0, 1, 300, 3).expect("crop"),
+        );
+        let whole = e.assemble(&[[&a], [&b]]).expect("assemble");
+        assert_eq!(
+            e.download(&whole).expect("download"),
+            img,
+            "{}",
+            e.backend()
+        );
     }
 }
