@@ -129,25 +129,26 @@ def _assembled(rows, block):
     return padded
 
 
-def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
-    """The chunk's own pixels of its blur with the halo around it (an array)."""
+def _own_blur(block, neighbours, d0, d1, radius, sigma, border, backend):
+    """The engine and the chunk's own pixels of its blur with the halo around it: a
+    ``DeviceImage`` the device keeps (see :func:`_on_device`), else a view of an array."""
     e, out, top, left = _padded_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
     h, w = block.shape[:2]
     if isinstance(out, np.ndarray):
-        return out[top : top + h, left : left + w]
-    own = out if out.shape == block.shape else e.crop(out, top, left, h, w)
-    return e.download(own)
+        return e, out[top : top + h, left : left + w]
+    return e, out if out.shape == block.shape else e.crop(out, top, left, h, w)
+
+
+def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
+    """The chunk's own pixels of its blur with the halo around it (an array)."""
+    e, own = _own_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
+    return own if isinstance(own, np.ndarray) else e.download(own)
 
 
 def _blur_then(block, neighbours, d0, d1, radius, sigma, border, backend, part, y0, x0, width, args):
-    """``part(own, y0, x0, width, *args)`` of the chunk's own pixels of its blur: on a device a
-    ``DeviceImage`` the blur keeps there (never read back), else an array."""
-    e, out, top, left = _padded_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
-    h, w = block.shape[:2]
-    if isinstance(out, np.ndarray):
-        own = out[top : top + h, left : left + w]
-    else:
-        own = out if out.shape == block.shape else e.crop(out, top, left, h, w)
+    """``part(own, y0, x0, width, *args)`` of the chunk's own pixels of its blur, held on a
+    device (never read back)."""
+    _, own = _own_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
     return part(own, y0, x0, width, *args)
 
 
