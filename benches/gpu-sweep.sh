@@ -3,6 +3,10 @@
 #   bash benches/gpu-sweep.sh pack   # here: build release tests/examples, copy them and the anchors into .gpu/
 #   bash .gpu/gpu-sweep.sh run [all|tests|bench|compact|cold]  # on the GPU machine (device tool, carry .gpu): parity tests on
 #                                    # every OpenCL device (NVIDIA + PoCL), bench table, CUB and CuPy anchors
+#   bash benches/gpu-sweep.sh pack-dask   # here: clpix's wheel, Dask, distributed and dask-image wheels
+#                                    # (about 6 MB; the GPU machines have numpy and scipy) and the Python benches
+#   bash .gpu/gpu-sweep.sh dask [ARGS]   # there: python bench/multi_gpu.py ARGS (issue 55: one Dask
+#                                    # worker per GPU against one, and dask-image on the host's cores)
 set -uo pipefail
 case "${1:-}" in
 pack)
@@ -105,5 +109,26 @@ run)
     for op in compacted_image compacted_image_sorted exclusive_scan; do echo "CLPIX_PROFILE=1 $op (last call)"; CLPIX_PROFILE=1 ./bench --size 8192 --reps 2 --backends opencl --device nvidia --ops $op 2>&1 | grep "clpix profile" | tail -10; done
   } 2>&1 | tee "$OUT/variants.txt"
   ;;
-*) echo "usage: gpu-sweep.sh pack|run"; exit 2 ;;
+pack-dask)
+  cd "$(dirname "$0")/.."
+  mkdir -p .gpu/wheels .gpu/pybench
+  pip="${PIP:-python3 -m pip}"   # the GPU machines run Python 3.12
+  $pip wheel -q ./python -w .gpu/wheels --no-deps
+  $pip download -q "dask[array]" distributed --only-binary=:all: --python-version 3.12 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d .gpu/wheels
+  $pip download -q dask-image --no-deps --only-binary=:all: -d .gpu/wheels
+  rm -f .gpu/wheels/numpy-*
+  cp python/bench/*.py .gpu/pybench/
+  cp benches/gpu-sweep.sh .gpu/
+  du -sh .gpu
+  ;;
+dask)
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+  cd "$(dirname "$0")"
+  pip install -q --no-deps --no-index --target /tmp/pylib wheels/*.whl >/dev/null 2>&1
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  shift
+  (cd pybench && PYTHONPATH=/tmp/pylib python3 multi_gpu.py "$@" 2>&1 | grep -v "distributed\.\|INFO\|WARNING")
+  ;;
+*) echo "usage: gpu-sweep.sh pack|run|pack-dask|dask"; exit 2 ;;
 esac
