@@ -183,7 +183,7 @@ def _tree(parts: List[Any], combine: Callable[..., Any]) -> Any:
 def _held_part(part: Callable[..., Any], img: da.Array) -> bool:
     """Whether ``part`` takes a ``DeviceImage`` of ``img``'s format as well as an array (the
     exact f32 sum of ``stats_part`` reads the pixels on the host)."""
-    held = (_formats.extreme_part, _formats.histogram_part, _hist_part)
+    held = (_formats.extreme_part, _formats.histogram_part, _hist_part, _compact_part)
     return part in held or (part is _formats.stats_part and img.dtype != np.float32)
 
 

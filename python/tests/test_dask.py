@@ -64,6 +64,7 @@ def check_everything(img: np.ndarray, chunks, single: clpix.Engine, backend=None
             same(cd.histogram_luminance(lazy, **kw), single.histogram_luminance(blurred))
             same(cd.extreme(lazy, "brightest", **kw), single.extreme(blurred, "brightest"))
             same(cd.luminance_stats(lazy, **kw), single.luminance_stats(blurred))
+            same(cd.compact(lazy, 400, "luminance", **kw), single.compact(blurred, 400, "luminance"))
         same(cd.gaussian_blur(df32, 3, 1.1, border, **kw).compute(), single.gaussian_blur(f32, 3, 1.1, border))
 
 
@@ -206,6 +207,7 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
             for which in ("brightest", "darkest"):
                 same(cd.extreme(lazy, which, **kw), cpu.extreme(blurred, which))
             same(cd.luminance_stats(lazy, **kw), cpu.luminance_stats(blurred))
+            same(cd.compact(lazy, 300, **kw), cpu.compact(blurred, 300))
         # Every format's reductions of its blur (float32: the exact sum is not fused).
         for dtype, channels in ((np.uint16, 1), (np.float32, 1), (np.float32, 4), (np.uint8, 3)):
             f = format_image(dtype, channels, *shape, 3)
@@ -215,6 +217,7 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
             same(cd.extreme(lazy, "brightest", **kw), cpu.extreme(blurred, "brightest"))
             same(cd.luminance_stats(lazy, **kw), cpu.luminance_stats(blurred))
             same(cd.histogram(lazy, 5, (-2.0, 300.0), **kw), cpu.histogram(blurred, 5, (-2.0, 300.0)))
+            same(cd.compact(lazy, 1, **kw), cpu.compact(blurred, 1))
     # Not a lazy blur, or one of another backend: computed from the pixels.
     assert _dask_blur.reduced_parts(d, cd._hist_part, ("rgba", "opencl")) is None
     assert _dask_blur.reduced_parts(cd.gaussian_blur(d, 2), cd._hist_part, ("rgba", "opencl")) is None
