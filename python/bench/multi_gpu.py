@@ -1,10 +1,11 @@
 """clpix.dask with one worker process per GPU: a size² RGBA8 image (random, persisted on the
-workers) in chunk² chunks, blurred (w = radius, σ = sigma, the result persisted on the workers)
-and blurred then histogrammed (clpix.dask.histogram_rgba of the lazy blur), on a LocalCluster of
+workers) in chunk² chunks, blurred (w = radius, σ = sigma, the result persisted on the workers),
+blurred then histogrammed (clpix.dask.histogram_rgba of the lazy blur) and blurred then its
+brightest pixel found (clpix.dask.extreme), on a LocalCluster of
 1 worker on one GPU and of one worker per GPU (clpix.dask.one_device_per_worker), each worker
 with --threads threads; then dask-image's gaussian_filter with the same taps on a LocalCluster
 of the host's cores (--peer-workers × --peer-threads). Prints a table of seconds (median of
---reps) and checks that every configuration gives the same histogram.
+--reps) and checks that every configuration gives the same histogram and brightest pixel.
 
     python bench/multi_gpu.py                       # 32768² in 4096² chunks
     python bench/multi_gpu.py --size 8192 --chunk 2048 --skip-peer
@@ -78,6 +79,9 @@ def gpu_rows(args, gpus):
             def hist(x):
                 return cd.histogram_rgba(x)
 
+            def blur_brightest(x):
+                return cd.extreme(cd.gaussian_blur(x, args.radius, args.sigma, "clamp"), "brightest")
+
             def no_halo(x):
                 # Each chunk blurred alone (wrong at the seams): what the blur costs without
                 # map_overlap's halo tasks.
@@ -90,15 +94,16 @@ def gpu_rows(args, gpus):
             t_blur, _ = timed(args.reps, blur, fresh)
             t_bh, h = timed(args.reps, blur_hist, fresh)
             t_h, _ = timed(args.reps, hist, fresh)
+            t_bb, hit = timed(args.reps, blur_brightest, fresh)
             t_nh, _ = timed(args.reps, no_halo, fresh)
-            hists.append(h)
+            hists.append((h.tobytes(), repr(hit)))
             label = f"{k} GPU worker{'s' if k > 1 else ''} × {threads} threads"
-            rows.append((label, t_blur, t_bh, t_h, t_nh, sorted(devices.values())))
+            rows.append((label, t_blur, t_bh, t_h, t_nh, sorted(devices.values()), t_bb))
             img = None  # the persisted image let go (the closures above read `img`)
         finally:
             client.close()
             cluster.close()
-    same = all(np.array_equal(hists[0], h) for h in hists)
+    same = all(h == hists[0] for h in hists)
     return rows, same
 
 
@@ -171,17 +176,21 @@ def main() -> int:
         os.environ["RAYON_NUM_THREADS"] = str(args.rayon_threads)
     rows, same = gpu_rows(args, gpus)
     os.environ.pop("RAYON_NUM_THREADS", None)
-    print("\n| workers | blur, persisted (s) | blur + histogram (s) | histogram (s) | blur per chunk, no halo (s) | devices |")
-    print("|---|---|---|---|---|---|")
-    for label, b, bh, h, nh, devs in rows:
-        print(f"| {label} | {b:.2f} | {bh:.2f} | {h:.2f} | {nh:.2f} | {devs} |")
+    print(
+        "\n| workers | blur, persisted (s) | blur + histogram (s) | blur + brightest (s) | histogram (s) "
+        "| blur per chunk, no halo (s) | devices |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for label, b, bh, h, nh, devs, bb in rows:
+        print(f"| {label} | {b:.2f} | {bh:.2f} | {bb:.2f} | {h:.2f} | {nh:.2f} | {devs} |")
     for i in range(0, len(rows) - 1, 2):
         one, two = rows[i], rows[i + 1]
         print(
             f"{two[0]} against {one[0]}: blur {one[1] / two[1]:.2f}×, "
-            f"blur + histogram {one[2] / two[2]:.2f}×, histogram {one[3] / two[3]:.2f}×, no halo {one[4] / two[4]:.2f}×"
+            f"blur + histogram {one[2] / two[2]:.2f}×, blur + brightest {one[6] / two[6]:.2f}×, "
+            f"histogram {one[3] / two[3]:.2f}×, no halo {one[4] / two[4]:.2f}×"
         )
-    print(f"same histogram in every configuration: {'yes' if same else 'NO'}")
+    print(f"same histogram and brightest pixel in every configuration: {'yes' if same else 'NO'}")
     if not args.skip_peer:
         t = peer_row(args)
         best = min(r[1] for r in rows)
