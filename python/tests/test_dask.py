@@ -59,12 +59,14 @@ def check_everything(img: np.ndarray, chunks, single: clpix.Engine, backend=None
             blurred = single.gaussian_blur(img, radius, None, border)
             lazy = cd.gaussian_blur(d, radius, None, border, **kw)
             same(lazy.compute(), blurred)
-            # Reductions of the lazy blur, computed in the blur's own tasks.
+            # Reductions of the lazy blur, computed in the blur's own tasks (every radius: its
+            # halo; the others at one radius, the same tasks).
             same(cd.histogram_rgba(lazy, **kw), single.histogram_rgba(blurred))
-            same(cd.histogram_luminance(lazy, **kw), single.histogram_luminance(blurred))
             same(cd.extreme(lazy, "brightest", **kw), single.extreme(blurred, "brightest"))
-            same(cd.luminance_stats(lazy, **kw), single.luminance_stats(blurred))
-            same(cd.compact(lazy, 400, "luminance", **kw), single.compact(blurred, 400, "luminance"))
+            if radius == radii[0]:
+                same(cd.histogram_luminance(lazy, **kw), single.histogram_luminance(blurred))
+                same(cd.luminance_stats(lazy, **kw), single.luminance_stats(blurred))
+                same(cd.compact(lazy, 400, "luminance", **kw), single.compact(blurred, 400, "luminance"))
         same(cd.gaussian_blur(df32, 3, 1.1, border, **kw).compute(), single.gaussian_blur(f32, 3, 1.1, border))
 
 
