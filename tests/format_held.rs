@@ -13,23 +13,6 @@ use common::*;
 use image::{ImageBuffer, Luma, Rgb, Rgba};
 use proptest::prelude::*;
 
-fn engines() -> &'static [Engine] {
-    static E: SharedEngines = SharedEngines::new();
-    E.get(opencl_engines)
-}
-
-fn capped() -> &'static [Engine] {
-    static E: SharedEngines = SharedEngines::new();
-    E.get(|| capped_opencl_engines(4096))
-}
-
-fn all_engines() -> impl Iterator<Item = &'static Engine> {
-    static CPU: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
-    std::iter::once(CPU.get_or_init(Engine::cpu))
-        .chain(engines())
-        .chain(capped())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
 
@@ -38,7 +21,7 @@ proptest! {
     /// `DeviceLimit` errors).
     #[test]
     fn held_images_equal_host_images(img in test_image()) {
-        for e in all_engines() {
+        for e in cpu_opencl_and_capped_engines() {
             let expected = every_format_op(e, &img);
             let got = every_format_op_held(e, &img);
             let first = got.iter().zip(&expected).position(|(a, b)| a != b);
@@ -69,7 +52,7 @@ where
         .collect();
     let fail = |e: clpix::Error| TestCaseError::fail(e.to_string());
     let cpu = Engine::cpu();
-    for e in all_engines() {
+    for e in cpu_opencl_and_capped_engines() {
         let held = e.upload(view).map_err(fail)?;
         let back = e.download(&held).map_err(fail)?;
         prop_assert!(
@@ -200,7 +183,7 @@ fn gathered_values_of_many_parts() {
         .compact(&img, 100, clpix::CompactOrder::LuminanceDescending)
         .expect("cpu");
     assert!(want.len() > 50_000);
-    for e in all_engines() {
+    for e in cpu_opencl_and_capped_engines() {
         let held = e.upload(&img).expect("upload");
         let got = e
             .compact(&held, 100, clpix::CompactOrder::LuminanceDescending)

@@ -12,23 +12,6 @@ use common::*;
 use image::{ImageBuffer, Luma, Rgb, Rgba};
 use proptest::prelude::*;
 
-fn engines() -> &'static [Engine] {
-    static E: SharedEngines = SharedEngines::new();
-    E.get(opencl_engines)
-}
-
-fn capped() -> &'static [Engine] {
-    static E: SharedEngines = SharedEngines::new();
-    E.get(|| capped_opencl_engines(4096))
-}
-
-fn all_engines() -> impl Iterator<Item = &'static Engine> {
-    static CPU: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
-    std::iter::once(CPU.get_or_init(Engine::cpu))
-        .chain(engines())
-        .chain(capped())
-}
-
 /// Rows of held mono16 tiles.
 type Grid<'a> = Vec<Vec<&'a clpix::DeviceImage<Luma<u16>>>>;
 
@@ -96,7 +79,7 @@ where
     let (x, y) = (c.window.0 % c.w, c.window.1 % c.h);
     let (w, h) = (c.window.2 % (c.w - x + 1), c.window.3 % (c.h - y + 1));
     let cpu = Engine::cpu();
-    for e in all_engines() {
+    for e in cpu_opencl_and_capped_engines() {
         let held = e.upload(&img).map_err(fail)?;
         let crop = e.crop(&held, x, y, w, h).map_err(fail)?;
         prop_assert_eq!((crop.width(), crop.height()), (w, h));
@@ -188,7 +171,7 @@ proptest! {
 #[test]
 fn windows_outside_and_tiles_that_do_not_fit_are_refused() {
     let img = Img::<Luma<u16>>::from_fn(7, 5, |x, y| Luma([(x + 10 * y) as u16]));
-    for e in all_engines() {
+    for e in cpu_opencl_and_capped_engines() {
         let held = e.upload(&img).expect("upload");
         for (x, y, w, h) in [
             (5, 0, 3, 1),
@@ -226,7 +209,7 @@ fn windows_outside_and_tiles_that_do_not_fit_are_refused() {
 fn rows_longer_than_a_buffer_are_assembled_on_the_host() {
     let img = Img::<Rgba<f32>>::from_fn(300, 4, |x, y| Rgba([x as f32, y as f32, -0.5, 1e-3]));
     let want = |x, y, w, h| image_of::<Rgba<f32>>(host_window(&img, x, y, w, h), w, h);
-    for e in all_engines() {
+    for e in cpu_opencl_and_capped_engines() {
         let held = e.upload(&img).expect("upload");
         let crop = e.crop(&held, 7, 1, 290, 2).expect("crop");
         assert_eq!(

@@ -212,11 +212,11 @@ def _overlapped_blur(img: da.Array, d0: int, d1: int, wrap: bool, radius, sigma,
     return arr
 
 
-def reduced_parts(img: da.Array, part, args: Tuple[Any, ...]) -> Optional[List[Any]]:
+def reduced_parts(img: da.Array, part, args: Tuple[Any, ...], starts) -> Optional[List[Any]]:
     """For a lazy blur of :func:`blur` and a reduction on its backend (``args[-1]``), each
-    chunk's ``part(own pixels, y0, x0, width, *args)`` as a Delayed, computed in the task that
-    blurs the chunk (on a GPU: of the blur held there, never read back); ``None`` for any other
-    array or backend."""
+    chunk's ``part(own pixels, y0, x0, width, *args)`` as a Delayed (``starts``: the chunks'
+    first rows and first columns), computed in the task that blurs the chunk (on a GPU: of the
+    blur held there, never read back); ``None`` for any other array or backend."""
     spec = getattr(img, "_clpix_blur", None)
     if not isinstance(spec, _Blur) or not args or spec.args[3] != args[-1]:
         return None
@@ -224,10 +224,7 @@ def reduced_parts(img: da.Array, part, args: Tuple[Any, ...]) -> Optional[List[A
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
-    src = spec.img
-    ys = np.concatenate([[0], np.cumsum(src.chunks[0])]).tolist()
-    xs = np.concatenate([[0], np.cumsum(src.chunks[1])]).tolist()
-    width = src.shape[1]
+    src, (ys, xs), width = spec.img, starts, img.shape[1]
     name = "clpix-blur-then-" + tokenize(src, spec.d0, spec.d1, spec.wrap, spec.args, part, args)
     dsk = _graph(
         src, spec.d0, spec.d1, spec.wrap, name, _blur_then, spec.args + (part,),

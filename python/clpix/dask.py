@@ -192,7 +192,8 @@ def _reduce(img: da.Array, part: Callable[..., Any], combine: Callable[..., Any]
     For a lazy ``gaussian_blur`` (on the reduction's backend) ``part`` runs in the task that
     blurs each chunk, on the blur the device holds: the blurred chunks never come back."""
     if _held_part(part, img):
-        fused = _dask_blur.reduced_parts(img, part, args)
+        starts = (_offsets(img.chunks[0]), _offsets(img.chunks[1]))
+        fused = _dask_blur.reduced_parts(img, part, args, starts)
         if fused:
             return _tree(fused, combine)
     w = img.shape[1]

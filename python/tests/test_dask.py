@@ -195,11 +195,12 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
     monkeypatch.setattr(_dask_blur, "_on_device", lambda e: held)
     img = random_image(*shape, 8)
     d = da.from_array(img, chunks=chunks + (4,))
+    starts = (cd._offsets(d.chunks[0]), cd._offsets(d.chunks[1]))
     for border in BORDERS:
         for radius in (0, 1, 4, 13):
             blurred = cpu.gaussian_blur(img, radius, None, border)
             lazy = cd.gaussian_blur(d, radius, None, border, backend="opencl")
-            assert _dask_blur.reduced_parts(lazy, cd._hist_part, ("rgba", "opencl")) is not None
+            assert _dask_blur.reduced_parts(lazy, cd._hist_part, ("rgba", "opencl"), starts) is not None
             same(lazy.compute(), blurred)
             kw = {"backend": "opencl"}
             same(cd.histogram_rgba(lazy, **kw), cpu.histogram_rgba(blurred))
@@ -221,8 +222,8 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
             same(cd.histogram(lazy, 5, (-2.0, 300.0), **kw), cpu.histogram(blurred, 5, (-2.0, 300.0)))
             same(cd.compact(lazy, 1, **kw), cpu.compact(blurred, 1))
     # Not a lazy blur, or one of another backend: computed from the pixels.
-    assert _dask_blur.reduced_parts(d, cd._hist_part, ("rgba", "opencl")) is None
-    assert _dask_blur.reduced_parts(cd.gaussian_blur(d, 2), cd._hist_part, ("rgba", "opencl")) is None
+    assert _dask_blur.reduced_parts(d, cd._hist_part, ("rgba", "opencl"), starts) is None
+    assert _dask_blur.reduced_parts(cd.gaussian_blur(d, 2), cd._hist_part, ("rgba", "opencl"), starts) is None
 
 
 def test_select_k_with_far_distances(local, cpu):

@@ -164,3 +164,15 @@ pub fn emulated() -> clpix::tuning::Tuning {
     t.emulate_nvidia = true;
     t
 }
+
+/// The CPU engine, every OpenCL device, and every OpenCL device with single buffers capped to
+/// 4 KiB (images in parts of a few rows), each made once for the test binary: where held
+/// images are tested.
+pub fn cpu_opencl_and_capped_engines() -> impl Iterator<Item = &'static Engine> {
+    static CPU: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    static WHOLE: super::SharedEngines = super::SharedEngines::new();
+    static CAPPED: super::SharedEngines = super::SharedEngines::new();
+    std::iter::once(CPU.get_or_init(Engine::cpu))
+        .chain(WHOLE.get(opencl_engines))
+        .chain(CAPPED.get(|| capped_opencl_engines(4096)))
+}
