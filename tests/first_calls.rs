@@ -46,9 +46,9 @@ fn automatic_cached(
     Engine::with_device_config(d, &config).unwrap_or_else(|e| panic!("{}: {e}", d.name))
 }
 
-/// Oclgrind takes no threads of clpix's own: there every call waits for its builds.
+/// Oclgrind and rusticl take no threads of clpix's own: there every call waits for its builds.
 fn defers(d: &clpix::DeviceInfo) -> bool {
-    !d.platform.contains("Oclgrind")
+    !d.platform.contains("Oclgrind") && d.platform != "rusticl"
 }
 
 /// Blurs `img` on `e`, checks the result against `want`, and says whether a kernel ran.

@@ -118,7 +118,10 @@ pub(crate) struct ClEngine {
     /// cache stores): not on Oclgrind, which runs a queue's commands on the thread that waits
     /// for them and is not safe for two such threads at once (a second blur at a radius, whose
     /// specialisation then built and ran on another thread, crashed it: SIGSEGV in
-    /// `oclgrind::Queue::execute`; its atomics lost updates with parallel tests).
+    /// `oclgrind::Queue::execute`; its atomics lost updates with parallel tests); nor on rusticl,
+    /// where a background build's blur ran beside a caller's operation, outside the lock that
+    /// keeps them one at a time there: wrong blurs and heap corruption (`free(): corrupted
+    /// unsorted chunks`) in 8 threads' first calls on fresh engines.
     own_threads: bool,
     /// The largest image part or band clpix plans for (device limit, or a lower cap for
     /// testing splits). Small internal buffers (per-group partials, weights, group sums) are
@@ -365,7 +368,7 @@ impl ClEngine {
             serialize_kernels: Vendor::of(info) == Vendor::Pocl
                 && driver_major(&info.driver_version) < 6,
             serialize_calls: Vendor::of(info) == Vendor::Rusticl,
-            own_threads: Vendor::of(info) != Vendor::Oclgrind,
+            own_threads: !matches!(Vendor::of(info), Vendor::Oclgrind | Vendor::Rusticl),
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             staging_slot: staging_slot(info, tuning.staging),
             vendor: Vendor::of(info),
