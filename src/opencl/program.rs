@@ -310,7 +310,7 @@ impl ClEngine {
     /// program's binaries compiles every kernel of it for the device (2.8 s of the demo's cold
     /// start on the 2-core machine, against 2.3 s for everything else), which no caller should
     /// wait for. [`wait_for_builds`](Self::wait_for_builds) waits for it too. On the caller's
-    /// thread where the driver takes no threads of clpix's own (Oclgrind).
+    /// thread where the driver takes no threads of clpix's own (Oclgrind, rusticl).
     fn store_in_background(&self, cache: Arc<DiskCache>, key: CacheKey, program: Arc<Program>) {
         let device = self.info.name.clone();
         let serialize = self.serialize_kernels;
