@@ -1,11 +1,13 @@
 """clpix.dask with one worker process per GPU: a size² RGBA8 image (random, persisted on the
 workers) in chunk² chunks, blurred (w = radius, σ = sigma, the result persisted on the workers),
 blurred then histogrammed (clpix.dask.histogram_rgba of the lazy blur) and blurred then its
-brightest pixel found (clpix.dask.extreme), on a LocalCluster of
+brightest pixel found (clpix.dask.extreme), and blurred then its 100 brightest pixels 16 apart
+(clpix.dask.extremes; again with the blur read back first), on a LocalCluster of
 1 worker on one GPU and of one worker per GPU (clpix.dask.one_device_per_worker), each worker
 with --threads threads; then dask-image's gaussian_filter with the same taps on a LocalCluster
 of the host's cores (--peer-workers × --peer-threads). Prints a table of seconds (median of
---reps) and checks that every configuration gives the same histogram and brightest pixel.
+--reps) and checks that every configuration gives the same histogram, brightest pixel and
+100 apart.
 
     python bench/multi_gpu.py                       # 32768² in 4096² chunks
     python bench/multi_gpu.py --size 8192 --chunk 2048 --skip-peer
@@ -82,6 +84,17 @@ def gpu_rows(args, gpus):
             def blur_brightest(x):
                 return cd.extreme(cd.gaussian_blur(x, args.radius, args.sigma, "clamp"), "brightest")
 
+            def blur_apart(x):
+                # The 100 brightest pixels 16 apart of the lazy blur: candidates found on the
+                # blurred chunks the devices hold.
+                return cd.extremes(cd.gaussian_blur(x, args.radius, args.sigma, "clamp"), "brightest", 100, 16.0)
+
+            def blur_apart_read_back(x):
+                # The same with each blurred chunk read back first (what the fusion avoids: any
+                # array derived from the blur is reduced from its pixels).
+                lazy = cd.gaussian_blur(x, args.radius, args.sigma, "clamp")
+                return cd.extremes(lazy.map_blocks(np.asarray, dtype=np.uint8), "brightest", 100, 16.0)
+
             def no_halo(x):
                 # Each chunk blurred alone (wrong at the seams): what the blur costs without
                 # map_overlap's halo tasks.
@@ -96,9 +109,12 @@ def gpu_rows(args, gpus):
             t_h, _ = timed(args.reps, hist, fresh)
             t_bb, hit = timed(args.reps, blur_brightest, fresh)
             t_nh, _ = timed(args.reps, no_halo, fresh)
-            hists.append((h.tobytes(), repr(hit)))
+            t_ba, apart = timed(args.reps, blur_apart, fresh)
+            t_br, apart_back = timed(args.reps, blur_apart_read_back, fresh)
+            assert apart.tobytes() == apart_back.tobytes(), "the fused extremes differ"
+            hists.append((h.tobytes(), repr(hit), apart.tobytes()))
             label = f"{k} GPU worker{'s' if k > 1 else ''} × {threads} threads"
-            rows.append((label, t_blur, t_bh, t_h, t_nh, sorted(devices.values()), t_bb))
+            rows.append((label, t_blur, t_bh, t_h, t_nh, sorted(devices.values()), t_bb, t_ba, t_br))
             img = None  # the persisted image let go (the closures above read `img`)
         finally:
             client.close()
@@ -177,12 +193,13 @@ def main() -> int:
     rows, same = gpu_rows(args, gpus)
     os.environ.pop("RAYON_NUM_THREADS", None)
     print(
-        "\n| workers | blur, persisted (s) | blur + histogram (s) | blur + brightest (s) | histogram (s) "
+        "\n| workers | blur, persisted (s) | blur + histogram (s) | blur + brightest (s) "
+        "| blur + 100 brightest 16 apart (s) | the same, blur read back (s) | histogram (s) "
         "| blur per chunk, no halo (s) | devices |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for label, b, bh, h, nh, devs, bb in rows:
-        print(f"| {label} | {b:.2f} | {bh:.2f} | {bb:.2f} | {h:.2f} | {nh:.2f} | {devs} |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label, b, bh, h, nh, devs, bb, ba, br in rows:
+        print(f"| {label} | {b:.2f} | {bh:.2f} | {bb:.2f} | {ba:.2f} | {br:.2f} | {h:.2f} | {nh:.2f} | {devs} |")
     for i in range(0, len(rows) - 1, 2):
         one, two = rows[i], rows[i + 1]
         print(
@@ -190,7 +207,7 @@ def main() -> int:
             f"blur + histogram {one[2] / two[2]:.2f}×, blur + brightest {one[6] / two[6]:.2f}×, "
             f"histogram {one[3] / two[3]:.2f}×, no halo {one[4] / two[4]:.2f}×"
         )
-    print(f"same histogram and brightest pixel in every configuration: {'yes' if same else 'NO'}")
+    print(f"same histogram, brightest pixel and 100 apart in every configuration: {'yes' if same else 'NO'}")
     if not args.skip_peer:
         t = peer_row(args)
         best = min(r[1] for r in rows)

@@ -183,7 +183,7 @@ def _tree(parts: List[Any], combine: Callable[..., Any]) -> Any:
 def _held_part(part: Callable[..., Any], img: da.Array) -> bool:
     """Whether ``part`` takes a ``DeviceImage`` of ``img``'s format as well as an array (the
     exact f32 sum of ``stats_part`` reads the pixels on the host)."""
-    held = (_formats.extreme_part, _formats.histogram_part, _hist_part, _compact_part)
+    held = (_formats.extreme_part, _formats.histogram_part, _hist_part, _compact_part, _candidates_part)
     return part in held or (part is _formats.stats_part and img.dtype != np.float32)
 
 
@@ -441,9 +441,28 @@ def _neighbours(min_sq: float, height: int, width: int) -> Optional[int]:
 
 
 def _candidates_part(block, y0, x0, width, m, darkest, backend):
-    # Any format; a chunk without pixels gives no records, of its format's dtype.
+    # Any format, array or held; at most its pixels (none: no records, of its format's dtype).
+    m = min(m, block.shape[0] * block.shape[1])
     top = engine(backend).extremes(block, "darkest" if darkest else "brightest", m, 0.0)
     return _global(top, y0, x0)
+
+
+def _first_of(width: int, m: int, descending: bool):
+    """A combine of candidate records: the first ``m`` of them all by key (ties by scan index),
+    in that order. The ``m``-th key found by a partition, then only the records at or beyond it
+    sorted: each tree step sorts about ``m`` records, not all it was sent."""
+
+    def combine(*parts):
+        records = np.concatenate(parts)
+        if len(records) > m:
+            key = _formats.record_keys(records)
+            if descending:
+                records = records[key >= np.partition(key, len(key) - m)[len(key) - m]]
+            else:
+                records = records[key <= np.partition(key, m - 1)[m - 1]]
+        return _by_luminance(records, width, descending)[:m]
+
+    return combine
 
 
 def _greedy(candidates: np.ndarray, k: int, min_sq: float) -> np.ndarray:
@@ -484,17 +503,10 @@ def _select(img: Any, k: int, min_distance: float, darkest: bool, backend: Optio
     # image (each taken pixel excludes at most n others), or runs out of pixels; each chunk's
     # first k·(n + 1) candidates hold every one of them that lies in that chunk.
     m = 1 if n is None else min(k * (n + 1), height * width)
-    parts = [
-        delayed(_candidates_part, pure=True)(b, y0, x0, width, min(m, h * w), darkest, backend)
-        for b, y0, x0, h, w in _blocks(img)
-    ]
-    merged = dask.compute(_tree(parts, _concat))[0]
-    ordered = _by_luminance(merged, width, descending=not darkest)[:m]
+    first = _first_of(width, m, descending=not darkest)
+    # (Sorted again here: one chunk's candidates meet no combine.)
+    ordered = first(dask.compute(_reduce(img, _candidates_part, first, m, darkest, backend))[0])
     return _greedy(ordered, k, min_sq)
-
-
-def _concat(*parts):
-    return np.concatenate(parts)
 
 
 def extremes(
@@ -503,8 +515,8 @@ def extremes(
     """The k brightest or darkest (``which``) pixels at least ``min_distance`` apart of an image
     of any format, exactly as ``clpix.extremes`` on the whole image (the same records): each
     chunk sends its first k·(n + 1) candidates by key (n: the pixels one taken pixel can
-    exclude; NaN keys never), enough for the greedy selection, which runs on the client. Large
-    distances make many candidates."""
+    exclude; NaN keys never; of a lazy blur, from the chunk its task holds), the tree keeps that
+    many, and the greedy selection runs on the client. Large distances make many candidates."""
     return _select(img, k, min_distance, _darkest(which, backend), backend)
 
 

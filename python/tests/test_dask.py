@@ -186,8 +186,9 @@ def test_local_equals_single_call(local, cpu, make, chunks):
 @pytest.mark.parametrize("held", [True, False], ids=["held", "numpy"])
 def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chunks, held):
     """On a GPU each chunk's padded block is assembled on the device, blurred there and cropped
-    there (``Engine.assemble``, ``gaussian_blur_device``, ``Engine.crop``); a histogram of the
-    lazy blur is counted there too, the blur never read back. On a CPU device NumPy assembles
+    there (``Engine.assemble``, ``gaussian_blur_device``, ``Engine.crop``); the reductions of the
+    lazy blur (histograms, extremes, statistics, compaction) run there too, the blur never read
+    back. On a CPU device NumPy assembles
     it: both ways are run here on whatever OpenCL device there is."""
     from clpix import _dask_blur
 
@@ -211,6 +212,8 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
                 same(cd.extreme(lazy, which, **kw), cpu.extreme(blurred, which))
             same(cd.luminance_stats(lazy, **kw), cpu.luminance_stats(blurred))
             same(cd.compact(lazy, 300, **kw), cpu.compact(blurred, 300))
+            for which, k, apart in (("brightest", 5, 4.0), ("darkest", 3, 0.0)):
+                same(cd.extremes(lazy, which, k, apart, **kw), cpu.extremes(blurred, which, k, apart))
         # Every format's reductions of its blur (float32: the exact sum is not fused).
         for dtype, channels in ((np.uint16, 1), (np.float32, 1), (np.float32, 4), (np.uint8, 3)):
             f = format_image(dtype, channels, *shape, 3)
@@ -221,6 +224,7 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
             same(cd.luminance_stats(lazy, **kw), cpu.luminance_stats(blurred))
             same(cd.histogram(lazy, 5, (-2.0, 300.0), **kw), cpu.histogram(blurred, 5, (-2.0, 300.0)))
             same(cd.compact(lazy, 1, **kw), cpu.compact(blurred, 1))
+            same(cd.extremes(lazy, "brightest", 4, 3.0, **kw), cpu.extremes(blurred, "brightest", 4, 3.0))
     # Not a lazy blur, or one of another backend: computed from the pixels.
     assert _dask_blur.reduced_parts(d, cd._hist_part, ("rgba", "opencl"), starts) is None
     assert _dask_blur.reduced_parts(cd.gaussian_blur(d, 2), cd._hist_part, ("rgba", "opencl"), starts) is None
