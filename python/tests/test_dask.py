@@ -188,8 +188,8 @@ def test_blur_on_a_device_equals_single_call(local, cpu, monkeypatch, shape, chu
     """On a GPU each chunk's padded block is assembled on the device, blurred there and cropped
     there (``Engine.assemble``, ``gaussian_blur_device``, ``Engine.crop``); the reductions of the
     lazy blur (histograms, extremes, statistics, compaction) run there too, the blur never read
-    back. On a CPU device NumPy assembles
-    it: both ways are run here on whatever OpenCL device there is."""
+    back. On a CPU device NumPy assembles it: both ways are run here on whatever OpenCL device
+    there is."""
     from clpix import _dask_blur
 
     opencl_engine()  # the device, or a skip (a failure with CLPIX_REQUIRE_OPENCL=1)
