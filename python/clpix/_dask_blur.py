@@ -146,8 +146,8 @@ def _blur_with_halo(block, neighbours, d0, d1, radius, sigma, border, backend):
 
 
 def _blur_then(block, neighbours, d0, d1, radius, sigma, border, backend, part, y0, x0, width, args):
-    """``part(own, y0, x0, width, *args)`` of the chunk's own pixels of its blur, held on a
-    device (never read back)."""
+    """``part(own, y0, x0, width, *args)`` of the chunk's own pixels of its blur: held on a GPU
+    (never read back), else a view of the array."""
     _, own = _own_blur(block, neighbours, d0, d1, radius, sigma, border, backend)
     return part(own, y0, x0, width, *args)
 

@@ -504,8 +504,8 @@ def _select(img: Any, k: int, min_distance: float, darkest: bool, backend: Optio
     # first k·(n + 1) candidates hold every one of them that lies in that chunk.
     m = 1 if n is None else min(k * (n + 1), height * width)
     first = _first_of(width, m, descending=not darkest)
-    # (Sorted again here: one chunk's candidates meet no combine.)
-    ordered = first(dask.compute(_reduce(img, _candidates_part, first, m, darkest, backend))[0])
+    # One chunk's candidates meet no combine: clpix's extremes gives them in this order already.
+    ordered = dask.compute(_reduce(img, _candidates_part, first, m, darkest, backend))[0]
     return _greedy(ordered, k, min_sq)
 
 

@@ -52,6 +52,10 @@ def check(img, chunks, cpu, backend=None):
     for which in ("brightest", "darkest"):
         # repr: bit-exact floats (-0.0, NaN channels) where == would not say.
         assert repr(cd.extreme(d, which, **kw)) == repr(cpu.extreme(img, which))
+        # One chunk or many: the candidates' order is clpix's own (ties, -0.0 and +0.0).
+        for k, apart in ((6, 0.0), (4, 2.5)):
+            got, want = cd.extremes(d, which, k, apart, **kw), cpu.extremes(img, which, k, apart)
+            assert got.tobytes() == want.tobytes() and got.dtype == want.dtype
     assert repr(cd.luminance_stats(d, **kw)) == repr(cpu.luminance_stats(img))
     for bins, bounds in [(17, (0, 200)), (64, (0, 65535)), (5, (-1, 1))]:
         got = cd.histogram(d, bins, bounds, **kw)
