@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::image::check_pixel_count;
 use crate::spec::Pixel;
 use image::ImageBuffer;
+use std::borrow::Cow;
 
 impl Engine {
     /// Copies an image of any [`Pixel`] format to the engine (device memory on OpenCL, host
@@ -65,7 +66,7 @@ impl Engine {
         img: &DeviceImage<P>,
     ) -> Result<ImageBuffer<P, Vec<P::Subpixel>>> {
         let _one = self.one_call_at_a_time();
-        let bytes = held_bytes(img)?;
+        let bytes = held_bytes(img)?.into_owned();
         let channels = match bytemuck::allocation::try_cast_vec::<u8, P::Subpixel>(bytes) {
             Ok(v) => v,
             Err((_, bytes)) => bytemuck::allocation::pod_collect_to_vec(&bytes),
@@ -166,13 +167,19 @@ fn packed_bytes(view: &crate::image::RawView<'_>) -> Vec<u8> {
     }
 }
 
-/// The packed pixels of a held image of any format, on the host.
-pub(super) fn held_bytes<P: Pixel>(img: &DeviceImage<P>) -> Result<Vec<u8>> {
+/// The packed pixels of a held image of any format, on the host: borrowed where the image is
+/// host memory (the CPU engine), read back otherwise.
+pub(super) fn held_bytes<P: Pixel>(img: &DeviceImage<P>) -> Result<Cow<'_, [u8]>> {
     match &img.storage {
-        Storage::Host(bytes) => Ok(bytes.clone()),
-        Storage::OpenCl(parts) if P::FORMAT == crate::spec::Format::Rgba8 => {
-            parts.owner.download(parts, img.width, img.height)
-        }
-        Storage::OpenCl(parts) => download_raw(parts, P::FORMAT, img.width, img.height),
+        Storage::Host(bytes) => Ok(Cow::Borrowed(bytes)),
+        Storage::OpenCl(parts) if P::FORMAT == crate::spec::Format::Rgba8 => Ok(Cow::Owned(
+            parts.owner.download(parts, img.width, img.height)?,
+        )),
+        Storage::OpenCl(parts) => Ok(Cow::Owned(download_raw(
+            parts,
+            P::FORMAT,
+            img.width,
+            img.height,
+        )?)),
     }
 }

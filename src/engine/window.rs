@@ -147,10 +147,7 @@ impl Engine {
         let bpp = P::FORMAT.bytes_per_pixel();
         let mut out = crate::cpu::alloc_zeroed::<u8>(width as usize * height as usize * bpp);
         for (img, w) in pieces {
-            let bytes = match &img.storage {
-                Storage::Host(b) => std::borrow::Cow::Borrowed(b.as_slice()),
-                Storage::OpenCl(_) => std::borrow::Cow::Owned(super::held::held_bytes(img)?),
-            };
+            let bytes = super::held::held_bytes(img)?;
             let (cols, rows) = (w.size.0 as usize * bpp, w.size.1 as usize);
             let (sp, dp) = (img.width as usize * bpp, width as usize * bpp);
             for r in 0..rows {
