@@ -1,6 +1,6 @@
 //! Robustness: arbitrary dimensions, strides, lengths and parameters give an error or the
 //! correct answer on every backend; one engine shared by 8 threads gives the single-threaded
-//! results. (Memory growth has its own test binary, `memory_growth.rs`.)
+//! results (threads in lanes of their own where transfers are staged). (Memory growth has its own test binary, `memory_growth.rs`.)
 
 mod common;
 
@@ -86,10 +86,19 @@ fn packed_views_at_any_byte_offset_give_the_right_answer() {
     }
 }
 
+/// On a GPU each host thread calls in a lane of its own (a queue and staging slots); CPU
+/// devices do so too here, on engines that stage their transfers (small slots).
 #[test]
 fn one_engine_shared_by_8_threads_gives_the_single_threaded_results() {
     let mut all = vec![Engine::cpu()];
     all.extend(opencl_engines());
+    let mut staged = clpix::tuning::Tuning::default();
+    staged.staging = clpix::tuning::Staging::SlotKib(16);
+    let on_cpu = |e: &Engine| {
+        e.device()
+            .is_some_and(|d| d.device_type == clpix::DeviceType::Cpu)
+    };
+    all.extend(gpu_layout_engines_tuned(&staged).into_iter().filter(on_cpu));
     let images: Vec<TestImage> = (0..16)
         .map(|i| {
             make_image(

@@ -59,6 +59,9 @@ impl ClEngine {
             .name(format!("clpix build {} {}", key.0, key.1))
             .spawn(move || {
                 BUILDING.with(|b| b.set(true));
+                // In lane 0, as before lanes were spread: clpix's own thread takes no lane
+                // (queue, staging) that a caller's thread would have.
+                let _lane = super::LaneGuard::enter(0);
                 build(&cl);
                 log::info!(
                     "clpix: {} {} specialised in the background in {:.1} ms",

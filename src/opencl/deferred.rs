@@ -92,7 +92,11 @@ impl ClEngine {
             let worker = Arc::clone(&engine);
             let spawned = std::thread::Builder::new()
                 .name("clpix deferred builds".into())
-                .spawn(move || worker.build_deferred());
+                .spawn(move || {
+                    // In lane 0: clpix's own thread takes no lane of a caller's (see `lanes`).
+                    let _lane = super::LaneGuard::enter(0);
+                    worker.build_deferred()
+                });
             match spawned {
                 Ok(handle) => {
                     d.working = true;

@@ -46,8 +46,12 @@ impl WordFormat {
 // kernel pool, whose kernels are only used by one thread at a time behind the mutex.
 unsafe impl Send for ClEngine {}
 unsafe impl Sync for ClEngine {}
-/// Idle image buffers of a type an engine keeps (see [`ClEngine::image_buffer`]).
-const IMAGE_BUFFERS_KEPT: usize = 8;
+/// Idle image buffers of a type an engine keeps a lane (see [`ClEngine::image_buffer`]): a
+/// Dask chunk's blur with its halo holds 12 at once (the chunk, its 8 neighbours' strips, the
+/// padded block, its blur, the crop); with 8 kept an engine, the strips given back pushed the
+/// large buffers out, and 4 threads made and freed 64 MiB buffers every chunk (a CUDA context
+/// synchronises on every free).
+const IMAGE_BUFFERS_KEPT: usize = 16;
 
 /// Tables of constants an engine keeps on its device (see [`ClEngine::constant_words`]).
 const CONSTANTS_KEPT: usize = 16;
@@ -105,7 +109,7 @@ impl ClEngine {
     }
 
     /// Keeps an idle image buffer of `count` elements for
-    /// [`image_buffer`](Self::image_buffer): at most [`IMAGE_BUFFERS_KEPT`] of a type, and no
+    /// [`image_buffer`](Self::image_buffer): at most [`IMAGE_BUFFERS_KEPT`] of a type a lane, and no
     /// more than a sixteenth of the device's memory (the oldest go first). Every command using
     /// it has completed (operations wait for their own before they return).
     pub(crate) fn give_image_buffer<T: ImageElement>(&self, count: usize, buf: Buffer<T>) {
@@ -116,13 +120,16 @@ impl ClEngine {
             return;
         }
         self.settle_before_pooling();
+        let kept = IMAGE_BUFFERS_KEPT * self.lanes_made();
+        let mut evicted = Vec::new();
         let mut pool = lock(T::pool(self));
         pool.push((count, buf));
-        while pool.len() > IMAGE_BUFFERS_KEPT
-            || pool.iter().map(|(c, _)| bytes(*c)).sum::<u64>() > budget
-        {
-            pool.remove(0);
+        while pool.len() > kept || pool.iter().map(|(c, _)| bytes(*c)).sum::<u64>() > budget {
+            evicted.push(pool.remove(0));
         }
+        // Freed once the lock is let go (see `with_tile_words`).
+        drop(pool);
+        drop(evicted);
     }
 
     /// A scratch buffer of at least `count` u32 for `kind`, reused between calls: on CPU
@@ -169,23 +176,34 @@ impl ClEngine {
         let v = pool.entry(kind).or_default();
         v.push((count.max(1), buf));
         v.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
-        v.truncate(keep);
+        let evicted = v.split_off(keep.min(v.len()));
+        // Freed once the lock is let go (see `with_tile_words`).
+        drop(pool);
+        drop(evicted);
     }
 
     /// Runs `f` (which enqueues one kernel) with at least `tiles` tile words of `format` and a
     /// fresh epoch for it (never 0, the zeroed words' epoch), holding the words until `f`
-    /// returns: kernels using them are enqueued one at a time, in epoch order.
+    /// returns: kernels using them are enqueued one at a time, in epoch order. Where the engine
+    /// has several lanes, also until the kernel has run: two look-backs on the same words in
+    /// two queues at once would overwrite each other's words (another epoch reads as "nothing
+    /// yet": right sums, but every tile recomputing its predecessors; and a compaction's total
+    /// could be overwritten before it is read).
     pub(crate) fn with_tile_words<R>(
         &self,
         format: WordFormat,
         tiles: usize,
         f: impl FnOnce(&Buffer<u64>, u32) -> Result<R>,
     ) -> Result<R> {
+        // Words too few for this call, freed once the lock is let go (a free synchronises a
+        // CUDA context, whose other lanes may be waiting for the lock).
+        let mut outgrown = None;
         let mut all = lock(&self.pools.tile_words);
         let words = &mut all[format.index()];
         let (buf, len) = match words.buf.take() {
             Some((buf, len)) if len >= tiles && words.epoch < format.max_epoch() => (buf, len),
-            _ => {
+            old => {
+                outgrown = old;
                 let len = tiles.max(1);
                 let mut buf = self.buffer::<u64>(len, "tile words")?;
                 self.fill(&mut buf, 0u64, len)?;
@@ -194,8 +212,16 @@ impl ClEngine {
             }
         };
         words.epoch += 1;
-        let result = f(&buf, words.epoch);
+        let mut result = f(&buf, words.epoch);
+        if result.is_ok()
+            && self.lanes_made() > 1
+            && let Err(e) = self.queue().finish()
+        {
+            result = Err(Error::cl("clFinish", e.0));
+        }
         words.buf = Some((buf, len));
+        drop(all);
+        drop(outgrown);
         result
     }
 
@@ -226,9 +252,10 @@ impl ClEngine {
         }
         let buf = Arc::new(buf);
         all.push((words.to_vec(), Arc::clone(&buf)));
-        if all.len() > CONSTANTS_KEPT {
-            all.remove(0);
-        }
+        let evicted = (all.len() > CONSTANTS_KEPT).then(|| all.remove(0));
+        // Freed once the lock is let go (see `with_tile_words`).
+        drop(all);
+        drop(evicted);
         Ok(buf)
     }
 

@@ -130,6 +130,10 @@ pub(crate) struct ClEngine {
     /// Bytes of each pinned staging slot for large transfers, `None` for direct transfers
     /// (see [`ClEngine::write`]).
     staging_slot: Option<usize>,
+    /// Whether each host thread calls in a lane of its own (see `lanes`): where transfers are
+    /// staged (a GPU), so that threads' uploads overlap; not on rusticl, whose calls run one at
+    /// a time, nor on Oclgrind, unsafe for two threads waiting on queues at once.
+    spread_lanes: bool,
     /// The programs: their sources, builds, kernels and the persistent cache (`program.rs`).
     store: ProgramStore,
     /// Idle buffers kept for the next calls (`memory.rs`, `pinned.rs`).
@@ -371,6 +375,8 @@ impl ClEngine {
             own_threads: !matches!(Vendor::of(info), Vendor::Oclgrind | Vendor::Rusticl),
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
             staging_slot: staging_slot(info, tuning.staging),
+            spread_lanes: staging_slot(info, tuning.staging).is_some()
+                && !matches!(Vendor::of(info), Vendor::Oclgrind | Vendor::Rusticl),
             vendor: Vendor::of(info),
             store: ProgramStore {
                 build_options,
