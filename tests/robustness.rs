@@ -1,6 +1,7 @@
 //! Robustness: arbitrary dimensions, strides, lengths and parameters give an error or the
 //! correct answer on every backend; one engine shared by 8 threads gives the single-threaded
-//! results (threads in lanes of their own where transfers are staged). (Memory growth has its own test binary, `memory_growth.rs`.)
+//! results (threads in lanes of their own where transfers are staged). (Memory growth has its
+//! own test binary, `memory_growth.rs`.)
 
 mod common;
 
