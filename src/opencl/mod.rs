@@ -362,6 +362,8 @@ impl ClEngine {
             device.version().unwrap_or_default(),
             device.address_bits().unwrap_or(0)
         );
+        // Where transfers are staged (a GPU), each host thread calls in a lane of its own.
+        let staging = staging_slot(info, tuning.staging);
         Ok(ClEngine {
             info: info.clone(),
             device_id: found.id,
@@ -374,8 +376,8 @@ impl ClEngine {
             serialize_calls: Vendor::of(info) == Vendor::Rusticl,
             own_threads: !matches!(Vendor::of(info), Vendor::Oclgrind | Vendor::Rusticl),
             max_buffer_bytes: info.max_alloc_bytes.min(cap),
-            staging_slot: staging_slot(info, tuning.staging),
-            spread_lanes: staging_slot(info, tuning.staging).is_some()
+            staging_slot: staging,
+            spread_lanes: staging.is_some()
                 && !matches!(Vendor::of(info), Vendor::Oclgrind | Vendor::Rusticl),
             vendor: Vendor::of(info),
             store: ProgramStore {
