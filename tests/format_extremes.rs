@@ -276,3 +276,34 @@ fn extremes_edge_cases() {
         Err(Error::InvalidParameter { .. })
     ));
 }
+
+/// f32 keys a few denormals (or tiny normals) apart: the coarse histogram's estimate scale
+/// (`bins / span`) overflows f32 and a value at the low end gave `0 · inf`, a NaN estimate that
+/// Intel's CPU runtime turned into a bin far past the table (a SIGSEGV in CI); NaN now
+/// estimates bin 0 on every path, which the bounds then correct.
+#[test]
+fn extremes_of_keys_a_tiny_span_apart() {
+    let (w, h) = (97u32, 13u32);
+    let mut s = 11u64;
+    for base in [0u32, 0x0080_0000, 0x0d80_0000] {
+        // base: zero (denormals), the smallest normal, a tiny normal; then a few ulps above.
+        let px: Vec<f32> = (0..w * h)
+            .map(|_| f32::from_bits(base + (splitmix(&mut s) % 9) as u32))
+            .collect();
+        let v = ImageView::<Luma<f32>>::from_channels(&px, w, h, 4 * w as usize).unwrap();
+        for end in [Extreme::Brightest, Extreme::Darkest] {
+            for (k, d) in [(7, 0.0f32), (40, 2.5)] {
+                let want = Engine::cpu().extremes(v, end, k, d).unwrap();
+                assert_eq!(want.len(), k);
+                for e in engines().iter().chain(capped()) {
+                    let got = e.extremes(v, end, k, d).unwrap();
+                    assert!(
+                        same(&got, &want),
+                        "base {base:#x} {end:?} on {}",
+                        e.backend()
+                    );
+                }
+            }
+        }
+    }
+}

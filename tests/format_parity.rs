@@ -500,13 +500,34 @@ fn int_bins(max: u32) -> impl Strategy<Value = (u32, f64, f64)> {
         .prop_map(|(n, a, b)| (n, a.min(b) as f64, a.max(b) as f64))
 }
 
+/// Bins for f32 values: ranges over the ordinary values (or one value), and adversarial ones:
+/// spans so small that `bins / span` overflows f32 (denormals, tiny normals), and ranges beyond
+/// f32's (whose low end is -inf as an f32, and whose `bins / span` underflows to 0).
 fn f32_bins() -> impl Strategy<Value = (u32, f64, f64)> {
-    (
+    let ordinary = (
         prop_oneof![Just(1u32), 1..300u32, Just(4096)],
         -200.0..200.0f64,
         0.0..400.0f64,
     )
-        .prop_map(|(n, lo, span)| (n, lo, lo + span * (span > 1.0) as u8 as f64))
+        .prop_map(|(n, lo, span)| (n, lo, lo + span * (span > 1.0) as u8 as f64));
+    let tiny = (
+        prop_oneof![Just(1u32), 2..300u32, Just(65_536)],
+        prop::sample::select(vec![0.0, -1e-40, 1e-42, -1.5e-38, 1e-37]),
+        prop::sample::select(vec![1e-45, 3e-42, 1e-40, 1e-38, 1e-35]),
+    )
+        .prop_map(|(n, lo, span)| (n, lo, lo + span));
+    let huge = (
+        prop_oneof![Just(1u32), 2..300u32, Just(65_536)],
+        prop::sample::select(vec![
+            (-1e300, 1e300),
+            (-(f32::MAX as f64), f32::MAX as f64),
+            (0.0, 1e39),
+            (-1e39, 5.0),
+            (-3e38, 3e38),
+        ]),
+    )
+        .prop_map(|(n, (lo, hi))| (n, lo, hi));
+    prop_oneof![4 => ordinary, 1 => tiny, 1 => huge]
 }
 
 proptest! {

@@ -55,7 +55,9 @@ inline uint bin_of(uint v, TABLE_SPACE const uint* table, uint bins, uint thi, f
     if (shift != HIST_NONE) return (x - table[0]) >> shift;
     float e = ((float)x - lo) * scale;
 #endif
-    uint b = e < 1.0f ? 0u : (e >= (float)bins ? bins - 1u : (uint)e);
+    /* NaN (0 · inf where bins / span overflows f32, inf · 0 where it underflows) estimates bin
+       0, as on the host: a NaN converted to uint is undefined and was a bin past the table. */
+    uint b = !(e >= 1.0f) ? 0u : (e >= (float)bins ? bins - 1u : (uint)e);
     /* The estimate is right but near a bound; else a binary search for the last bound not
        above x (bounded: never more than log2(bins) steps, whatever the estimate). */
     uint first, last;

@@ -132,7 +132,9 @@ impl Plan {
             return NONE;
         }
         let e = (x - self.lo) * self.scale;
-        let b = if e < 1.0 {
+        // A NaN estimate (0 · inf, inf · 0: spans beyond f32's either way) is bin 0, as the
+        // kernel takes it; the bounds below correct every estimate.
+        let b = if e.is_nan() || e < 1.0 {
             0
         } else if e >= self.bins as f32 {
             self.bins - 1
