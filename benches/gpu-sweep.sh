@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU sweep: how the NVIDIA numbers in README.md and the issue notes were measured.
 #   bash benches/gpu-sweep.sh pack   # here: build release tests/examples, copy them and the anchors into .gpu/
-#   bash .gpu/gpu-sweep.sh run [all|tests|bench|compact|cold]  # on the GPU machine (device tool, carry .gpu): parity tests on
-#                                    # every OpenCL device (NVIDIA + PoCL), bench table, CUB and CuPy anchors
+#   bash .gpu/gpu-sweep.sh run [all|tests|bench|compact|cold] [all]  # on the GPU machine (device tool, carry .gpu):
+#                                    # parity tests on each GPU in a process of its own (and PoCL with a
+#                                    # last `all`), bench table, CUB and CuPy anchors
 #   bash benches/gpu-sweep.sh pack-dask   # here: clpix's wheel, Dask, distributed and dask-image wheels
 #                                    # (about 6 MB; the GPU machines have numpy and scipy) and the Python benches
 #   bash .gpu/gpu-sweep.sh dask [ARGS]   # there: python bench/multi_gpu.py ARGS (issue 55: one Dask
@@ -24,6 +25,9 @@ for l in sys.stdin:
   cp -r ../shared/anchors .gpu/anchors
   cp -r cl .gpu/cl
   cp benches/gpu-sweep.sh .gpu/
+  # The device tool carries 64 MiB at most: symbols stripped (93 MiB of binaries become about
+  # 60); `run tests` alone needs only test-*, devices, cl/ and this script.
+  strip .gpu/test-* .gpu/bench .gpu/devices .gpu/demo .gpu/cold_start
   du -sh .gpu
   ;;
 run)
@@ -35,18 +39,26 @@ run)
   ./devices | tee "$OUT/devices.txt"
   phase="${2:-all}"   # all | tests | bench | compact | cold
   mkdir -p "$OUT/tests"
-  # The slowest binaries run beside the others (16 cores), so that the phase ends in minutes.
+  # One binary at a time on one device (CLPIX_DEVICE=$2: the test harness then opens only that
+  # device), its summary in $OUT/tests/dev$2/summary. 23 binaries at once on two GPUs failed to
+  # create contexts (CL_OUT_OF_HOST_MEMORY), so each device runs its binaries one after another.
   one_test() {
-    CLPIX_REQUIRE_OPENCL=1 timeout 400 ./"$1" > "$OUT/tests/$1.txt" 2>&1
+    local t=$1 dev=$2 d="$OUT/tests/dev$2" t0=$EPOCHREALTIME rc
+    mkdir -p "$d"
+    CLPIX_DEVICE=$dev CLPIX_REQUIRE_OPENCL=1 timeout 400 ./"$t" > "$d/$t.txt" 2>&1
     rc=$?
-    echo "== $1 rc=$rc"
-    grep -E "^test |test result|panicked|FAILED|minimal failing" "$OUT/tests/$1.txt" | grep -v " ok$"
-    if [ $rc -ne 0 ] && ! grep -q "test result" "$OUT/tests/$1.txt"; then
+    printf '%s rc=%s %ss %s\n' "$t" "$rc" "$(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $t0}")" \
+      "$(grep -E '^test result' "$d/$t.txt" | tail -1)" >> "$d/summary"
+    grep -E "panicked|FAILED|minimal failing" "$d/$t.txt" | head -5 >> "$d/summary"
+    if [ $rc -ne 0 ] && ! grep -q "test result" "$d/$t.txt"; then
       # No summary: the process died. One test at a time names the one that kills it.
-      CLPIX_REQUIRE_OPENCL=1 timeout 120 ./"$1" --test-threads=1 > "$OUT/tests/$1.serial.txt" 2>&1
-      echo "   serial rc=$?"; tail -5 "$OUT/tests/$1.serial.txt"
+      CLPIX_DEVICE=$dev CLPIX_REQUIRE_OPENCL=1 timeout 120 ./"$t" --test-threads=1 > "$d/$t.serial.txt" 2>&1
+      { echo "   serial rc=$?"; tail -5 "$d/$t.serial.txt"; } >> "$d/summary"
     fi
   }
+  # The devices to test: every GPU (`run tests`), or every device, PoCL too (`run tests all`).
+  if [ "${3:-}" = all ]; then pattern='^\[[0-9]+\]'; else pattern='^\[[0-9]+\].*\(GPU\)'; fi
+  test_devices=$(grep -E "$pattern" "$OUT/devices.txt" | sed -E 's/^\[([0-9]+)\].*/\1/')
   if [ "$phase" = cold ]; then
     # First calls in fresh processes: everything cold (CUDA_CACHE_DISABLE=1), clpix's program
     # cache warm with the driver's cold, everything warm (examples/cold_start.rs).
@@ -58,7 +70,7 @@ run)
     # the compactions, each kernel's time (CLPIX_PROFILE), the sorted ones with and without the
     # single-digit relocation, then CUB again. (A register cap cannot be tried: driver 580
     # ignores -cl-nv-maxrregcount=N and refuses -cl-nv-maxrregcount N.)
-    [ "${3:-}" = notests ] || for t in test-compact_* test-variants; do one_test "$t"; done 2>&1 | tee "$OUT/tests.txt"
+    [ "${3:-}" = notests ] || for dev in $test_devices; do for t in test-compact_* test-variants; do one_test "$t" "$dev"; done; cat "$OUT/tests/dev$dev/summary"; done 2>&1 | tee "$OUT/tests.txt"
     wait
     /tmp/cub_anchor 2>&1 | tee "$OUT/cub.txt"
     ops=compacted_image,compact,compacted_image_sorted,compact_sorted
@@ -77,11 +89,11 @@ run)
     exit 0
   fi
   if [ "$phase" != bench ]; then
-    slow="test-memory_growth test-variants test-blur_parity"
-    for t in $slow; do one_test "$t" > "$OUT/tests/$t.summary" & done
-    for t in test-*; do case " $slow " in *" $t "*) ;; *) one_test "$t" ;; esac; done
+    # Each device's binaries in turn, the devices at once (the two GPUs of nvidia-h200-x2:
+    # about 9 minutes cold, 5 with the driver's and clpix's program caches warm).
+    for dev in $test_devices; do (for t in test-*; do one_test "$t" "$dev"; done) & done
     wait
-    cat "$OUT"/tests/*.summary
+    for dev in $test_devices; do echo "== device $dev"; cat "$OUT/tests/dev$dev/summary"; done
   fi 2>&1 | tee "$OUT/tests.txt"
   wait
   [ "$phase" = tests ] && exit 0
@@ -120,6 +132,9 @@ pack-dask)
   rm -f .gpu/wheels/numpy-*
   cp python/bench/*.py .gpu/pybench/
   cp benches/gpu-sweep.sh .gpu/
+  # The device tool carries 64 MiB at most: symbols stripped (93 MiB of binaries become about
+  # 60); `run tests` alone needs only test-*, devices, cl/ and this script.
+  strip .gpu/test-* .gpu/bench .gpu/devices .gpu/demo .gpu/cold_start
   du -sh .gpu
   ;;
 dask)

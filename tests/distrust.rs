@@ -68,7 +68,7 @@ fn images() -> Vec<image::RgbaImage> {
 /// the test harness's engines trust their drivers (they test the kernels), these do not.
 fn engines(tuning: &Tuning) -> Vec<Engine> {
     let mut v = Vec::new();
-    for d in clpix::devices().unwrap_or_default() {
+    for d in common::test_devices().unwrap_or_default() {
         for layout in [clpix::KernelLayout::Auto, clpix::KernelLayout::Coalesced] {
             let config = clpix::EngineConfig {
                 layout,
@@ -141,7 +141,7 @@ fn a_kernel_made_wrong_costs_a_warning_and_the_cpu_answer() {
         }
     }
     let warnings = WARNINGS.lock().unwrap().clone();
-    for d in clpix::devices().unwrap_or_default() {
+    for d in common::test_devices().unwrap_or_default() {
         let says = format!(
             "the reduce/brightest kernels answered wrong on {} ({}",
             d.name, d.platform
@@ -155,7 +155,10 @@ fn a_kernel_made_wrong_costs_a_warning_and_the_cpu_answer() {
 
     // The verdict is kept in the program cache: a new engine on the same kernels distrusts
     // them at its first call without a probe of its own, and says so.
-    if let Some(d) = clpix::devices().ok().and_then(|l| l.into_iter().next()) {
+    if let Some(d) = common::test_devices()
+        .ok()
+        .and_then(|l| l.into_iter().next())
+    {
         let config = clpix::EngineConfig {
             tuning: Some(t.clone()),
             ..Default::default()
@@ -221,7 +224,7 @@ fn a_driver_that_stops_long_loops_refuses_the_contiguous_layout_by_name() {
     // every driver it does not know when it opens, and the contiguous layout (a long range a
     // work-item) is then an error that says why and what to use; the automatic layout works
     // (compact_parity's long arrays and scans run there).
-    for d in clpix::devices().unwrap_or_default() {
+    for d in common::test_devices().unwrap_or_default() {
         let config = clpix::EngineConfig {
             layout: clpix::KernelLayout::Contiguous,
             ..Default::default()

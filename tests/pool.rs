@@ -49,7 +49,7 @@ fn job(e: &Engine, img: &image::RgbaImage) -> clpix::Result<String> {
 /// The engines to run on: rayon and every OpenCL device (required in CI).
 fn engines() -> Vec<Engine> {
     let mut engines = vec![Engine::cpu()];
-    for d in clpix::devices().unwrap_or_default() {
+    for d in common::test_devices().unwrap_or_default() {
         engines.push(Engine::with_device(&d).expect("device opens"));
     }
     if std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0") {
@@ -201,7 +201,7 @@ fn broken_engines() -> Vec<Engine> {
         tuning: Some(tuning),
         cpu_fallback: false,
     };
-    clpix::devices()
+    common::test_devices()
         .unwrap_or_default()
         .iter()
         .map(|d| Engine::with_device_config(d, &config).expect("device opens"))
@@ -348,7 +348,7 @@ fn resident_frames_run_on_the_engine_that_holds_them() {
     let imgs = frames(13);
     let want = expected(&imgs);
     let mut two = Vec::new();
-    for d in clpix::devices().unwrap_or_default() {
+    for d in common::test_devices().unwrap_or_default() {
         two.push(Engine::with_device(&d).expect("device opens"));
         two.push(Engine::with_device(&d).expect("device opens"));
     }

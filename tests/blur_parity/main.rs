@@ -25,7 +25,7 @@ fn capped() -> &'static [Engine] {
     static E: SharedEngines = SharedEngines::new();
     E.get(|| {
         let mut v = Vec::new();
-        if let Ok(list) = clpix::devices() {
+        if let Ok(list) = common::test_devices() {
             for d in &list {
                 for cap in [4096u64, 16384] {
                     for layout in [

@@ -45,11 +45,42 @@ fn with_test_programs(tuning: Option<clpix::tuning::Tuning>) -> Option<clpix::tu
     Some(t)
 }
 
+/// The OpenCL devices the tests run on: every device, or with `CLPIX_DEVICE` set (as
+/// `Engine::new` reads it: an index in `clpix::devices()` or a name substring; here also a
+/// comma-separated list of them) only those, so that a machine's GPUs are tested one process
+/// each. A query that names no device fails the test run.
+pub fn test_devices() -> clpix::Result<Vec<clpix::DeviceInfo>> {
+    let all = clpix::devices()?;
+    let Ok(queries) = std::env::var("CLPIX_DEVICE") else {
+        return Ok(all);
+    };
+    let mut out: Vec<clpix::DeviceInfo> = Vec::new();
+    for q in queries.split(',').map(str::trim).filter(|q| !q.is_empty()) {
+        let found: Vec<&clpix::DeviceInfo> = match q.parse::<usize>() {
+            Ok(i) => all.get(i).into_iter().collect(),
+            Err(_) => all
+                .iter()
+                .filter(|d| d.name.to_lowercase().contains(&q.to_lowercase()))
+                .collect(),
+        };
+        assert!(
+            !found.is_empty(),
+            "CLPIX_DEVICE={queries}: {q} names no device"
+        );
+        for d in found {
+            if !out.contains(d) {
+                out.push(d.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn opencl_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
     let tuning = with_test_programs(tuning);
     let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
         || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    let engines: Vec<Engine> = match clpix::devices() {
+    let engines: Vec<Engine> = match test_devices() {
         Ok(list) => list
             .iter()
             .flat_map(|d| {
@@ -119,7 +150,7 @@ fn gpu_layout_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine>
 
 /// Engines whose single buffers are capped small, so every image is processed in many parts.
 pub fn capped_opencl_engines(cap: u64) -> Vec<Engine> {
-    match clpix::devices() {
+    match test_devices() {
         Ok(list) => list
             .iter()
             .map(|d| {
