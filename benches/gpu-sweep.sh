@@ -25,8 +25,9 @@ for l in sys.stdin:
   cp -r ../shared/anchors .gpu/anchors
   cp -r cl .gpu/cl
   cp benches/gpu-sweep.sh .gpu/
-  # The device tool carries 64 MiB at most: symbols stripped (93 MiB of binaries become about
-  # 60); `run tests` alone needs only test-*, devices, cl/ and this script.
+  # The device tool carries 64 MiB at most: symbols stripped, everything is 72 MiB (93 before);
+  # `run tests` needs only test-*, devices, cl/ and this script (leave out bench, demo,
+  # cold_start and anchors/: 53 MiB), `run bench` the examples and anchors/.
   strip .gpu/test-* .gpu/bench .gpu/devices .gpu/demo .gpu/cold_start
   du -sh .gpu
   ;;
@@ -132,8 +133,9 @@ pack-dask)
   rm -f .gpu/wheels/numpy-*
   cp python/bench/*.py .gpu/pybench/
   cp benches/gpu-sweep.sh .gpu/
-  # The device tool carries 64 MiB at most: symbols stripped (93 MiB of binaries become about
-  # 60); `run tests` alone needs only test-*, devices, cl/ and this script.
+  # The device tool carries 64 MiB at most: symbols stripped, everything is 72 MiB (93 before);
+  # `run tests` needs only test-*, devices, cl/ and this script (leave out bench, demo,
+  # cold_start and anchors/: 53 MiB), `run bench` the examples and anchors/.
   strip .gpu/test-* .gpu/bench .gpu/devices .gpu/demo .gpu/cold_start
   du -sh .gpu
   ;;
