@@ -45,10 +45,11 @@ fn with_test_programs(tuning: Option<clpix::tuning::Tuning>) -> Option<clpix::tu
     Some(t)
 }
 
-/// The OpenCL devices the tests run on: every device, or with `CLPIX_DEVICE` set (as
-/// `Engine::new` reads it: an index in `clpix::devices()` or a name substring; here also a
-/// comma-separated list of them) only those, so that a machine's GPUs are tested one process
-/// each. A query that names no device fails the test run.
+/// The OpenCL devices the tests run on: every device, or with `CLPIX_DEVICE` set only those it
+/// names, so that a machine's GPUs are tested one process each: an index in `clpix::devices()`
+/// or a name substring as `Engine::new` reads it, except that a substring here takes every
+/// device whose name holds it (`Engine::new` the best of them), and a comma-separated list of
+/// either. A query that names no device fails the test run.
 pub fn test_devices() -> clpix::Result<Vec<clpix::DeviceInfo>> {
     let all = clpix::devices()?;
     let Ok(queries) = std::env::var("CLPIX_DEVICE") else {
