@@ -9,17 +9,6 @@ use clpix::tuning::{ProgramCache, Tuning};
 use clpix::{CompactOrder, Engine, EngineConfig, GaussianBlur};
 use common::{Content, every_op, make_image};
 
-/// Each OpenCL device once.
-fn devices() -> Vec<clpix::DeviceInfo> {
-    let mut out: Vec<clpix::DeviceInfo> = Vec::new();
-    for e in common::opencl_engines() {
-        if let Some(d) = e.device().filter(|d| !out.contains(d)) {
-            out.push(d.clone());
-        }
-    }
-    out
-}
-
 /// An engine on `d` that answers from the CPU when its kernels fail, as `Engine::new` does,
 /// with calls of up to `limit` pixels answered from the CPU while their programs build, and no
 /// program cache (every program is built).
@@ -67,7 +56,7 @@ fn small_first_calls_answer_from_the_cpu_while_their_programs_build() {
     let cpu = Engine::cpu();
     let img = make_image(97, 61, 8, Content::Random, 28);
     let blur = GaussianBlur::new(3);
-    for d in devices() {
+    for d in common::required_devices() {
         let engine = automatic(&d, 1 << 20);
         let want = cpu.gaussian_blur(img.view(), &blur).expect("cpu blur");
         let first = engine.gaussian_blur(img.view(), &blur);
@@ -120,7 +109,7 @@ fn large_calls_and_engines_asked_for_by_device_wait_for_their_programs() {
     let img = make_image(64, 40, 0, Content::Gradient, 7);
     let blur = GaussianBlur::new(2);
     let want = cpu.gaussian_blur(img.view(), &blur).expect("cpu blur");
-    for d in devices() {
+    for d in common::required_devices() {
         // 2,560 pixels, over a limit of 2,559: built on the caller's path.
         let large = automatic(&d, 64 * 40 - 1);
         assert!(
@@ -148,7 +137,7 @@ fn large_calls_and_engines_asked_for_by_device_wait_for_their_programs() {
 #[test]
 fn an_engine_dropped_with_builds_queued_waits_only_for_the_one_in_progress() {
     let img = make_image(50, 30, 0, Content::Random, 3);
-    for d in devices() {
+    for d in common::required_devices() {
         let engine = automatic(&d, 1 << 20);
         // Several first calls queue several programs; the drop forgets those not started.
         let cpu = Engine::cpu();
@@ -175,7 +164,7 @@ fn a_program_in_the_persistent_cache_loads_on_the_callers_path() {
     let want = Engine::cpu()
         .gaussian_blur(img.view(), &blur)
         .expect("cpu blur");
-    for d in devices().into_iter().filter(defers) {
+    for d in common::required_devices().into_iter().filter(defers) {
         let dir = std::env::temp_dir().join(format!("clpix-first-calls-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let engine =
@@ -232,7 +221,7 @@ fn device_inputs_and_results_answered_from_the_cpu_stay_usable() {
     let words: Vec<u32> = (0..3000u32)
         .map(|i| i.wrapping_mul(2_654_435_761))
         .collect();
-    for d in devices() {
+    for d in common::required_devices() {
         let engine = automatic(&d, 1 << 20);
         let dev = engine.upload(img.view()).expect("upload");
         assert_eq!(

@@ -95,11 +95,8 @@ fn one_engine_shared_by_8_threads_gives_the_single_threaded_results() {
     all.extend(opencl_engines());
     let mut staged = clpix::tuning::Tuning::default();
     staged.staging = clpix::tuning::Staging::SlotKib(16);
-    let on_cpu = |e: &Engine| {
-        e.device()
-            .is_some_and(|d| d.device_type == clpix::DeviceType::Cpu)
-    };
-    all.extend(gpu_layout_engines_tuned(&staged).into_iter().filter(on_cpu));
+    let on_cpu = |d: &clpix::DeviceInfo| d.device_type == clpix::DeviceType::Cpu;
+    all.extend(gpu_layout_engines_where(Some(staged), on_cpu));
     let images: Vec<TestImage> = (0..16)
         .map(|i| {
             make_image(

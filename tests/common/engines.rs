@@ -77,74 +77,77 @@ pub fn test_devices() -> clpix::Result<Vec<clpix::DeviceInfo>> {
     Ok(out)
 }
 
-fn opencl_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
-    let tuning = with_test_programs(tuning);
+/// [`test_devices`], failing the test where OpenCL is required (`CLPIX_REQUIRE_OPENCL=1`, set
+/// in CI, or `CI` set) and none can be listed; elsewhere none, said on stderr.
+pub fn required_devices() -> Vec<clpix::DeviceInfo> {
     let required = std::env::var("CLPIX_REQUIRE_OPENCL").is_ok_and(|v| v != "0")
         || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    let engines: Vec<Engine> = match test_devices() {
-        Ok(list) => list
-            .iter()
-            .flat_map(|d| {
-                let other = if d.device_type == clpix::DeviceType::Cpu {
-                    clpix::KernelLayout::Coalesced
-                } else {
-                    clpix::KernelLayout::Contiguous
-                };
-                let forced = clpix::EngineConfig {
-                    layout: other,
-                    tuning: tuning.clone(),
-                    ..Default::default()
-                };
-                let auto = clpix::EngineConfig {
-                    tuning: tuning.clone(),
-                    ..Default::default()
-                };
-                let first = match tuning {
-                    None => Engine::with_device(d),
-                    Some(_) => Engine::with_device_config(d, &auto),
-                };
-                [
-                    first.unwrap_or_else(|e| panic!("{}: {e}", d.name)),
-                    Engine::with_device_config(d, &forced)
-                        .unwrap_or_else(|e| panic!("{}: {e}", d.name)),
-                ]
-            })
-            .collect(),
+    match test_devices() {
+        Ok(list) => list,
         Err(e) if required => panic!("OpenCL is required here (CLPIX_REQUIRE_OPENCL/CI) but: {e}"),
         Err(e) => {
             eprintln!("SKIPPING OpenCL parity: {e}");
             Vec::new()
         }
-    };
-    engines
+    }
+}
+
+fn opencl_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
+    let tuning = with_test_programs(tuning);
+    required_devices()
+        .iter()
+        .flat_map(|d| {
+            let other = if d.device_type == clpix::DeviceType::Cpu {
+                clpix::KernelLayout::Coalesced
+            } else {
+                clpix::KernelLayout::Contiguous
+            };
+            let forced = clpix::EngineConfig {
+                layout: other,
+                tuning: tuning.clone(),
+                ..Default::default()
+            };
+            let auto = clpix::EngineConfig {
+                tuning: tuning.clone(),
+                ..Default::default()
+            };
+            let first = match tuning {
+                None => Engine::with_device(d),
+                Some(_) => Engine::with_device_config(d, &auto),
+            };
+            [
+                first.unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+                Engine::with_device_config(d, &forced)
+                    .unwrap_or_else(|e| panic!("{}: {e}", d.name)),
+            ]
+        })
+        .collect()
 }
 
 /// Every OpenCL device in the coalesced (GPU) layout: PoCL runs the GPU kernels too.
 pub fn gpu_layout_engines() -> Vec<Engine> {
-    gpu_layout_engines_with(None)
+    gpu_layout_engines_where(None, |_| true)
 }
 
 /// [`gpu_layout_engines`] with `tuning` injected (`None`: the environment's).
 pub fn gpu_layout_engines_tuned(tuning: &clpix::tuning::Tuning) -> Vec<Engine> {
-    gpu_layout_engines_with(Some(tuning.clone()))
+    gpu_layout_engines_where(Some(tuning.clone()), |_| true)
 }
 
-fn gpu_layout_engines_with(tuning: Option<clpix::tuning::Tuning>) -> Vec<Engine> {
-    let tuning = with_test_programs(tuning);
+/// [`gpu_layout_engines`] of the devices `keep` takes, with `tuning` injected (`None`: the
+/// environment's).
+pub fn gpu_layout_engines_where(
+    tuning: Option<clpix::tuning::Tuning>,
+    keep: impl Fn(&clpix::DeviceInfo) -> bool,
+) -> Vec<Engine> {
     let config = clpix::EngineConfig {
         layout: clpix::KernelLayout::Coalesced,
-        tuning,
+        tuning: with_test_programs(tuning),
         ..Default::default()
     };
-    // Through opencl_engines, which fails loudly in CI when no device is found.
-    let mut devices: Vec<clpix::DeviceInfo> = Vec::new();
-    for e in opencl_engines() {
-        if let Some(d) = e.device().filter(|d| !devices.contains(d)) {
-            devices.push(d.clone());
-        }
-    }
-    devices
+    required_devices()
         .iter()
+        .filter(|d| keep(d))
         .map(|d| Engine::with_device_config(d, &config).expect("device opens"))
         .collect()
 }
